@@ -1,0 +1,9 @@
+"""Foundation of the IR: nodes, dtypes, modules, structural equality, passes, errors."""
+from .dtype import DataType, dtype
+from .errors import (CodegenError, IRError, MLCBenchError, ParseError, RuntimeError_,
+                     ScheduleError, StructuralMismatch, TuningError)
+from .module import GlobalVar, IRModule
+from .node import Node, node
+from .span import Span
+from .structural import assert_structural_equal, structural_equal, structural_hash
+from . import instrument, transform

@@ -1,0 +1,76 @@
+"""The base of every IR node: a frozen dataclass with named, typed fields.
+
+Nodes are immutable; edit with :func:`dataclasses.replace`. Binders (variables,
+buffers) compare by identity: two ``Var("i")`` are different variables.
+Structural comparison up to renaming lives in :mod:`mlcbench.ir.structural`.
+
+Field metadata understood by the generic walkers:
+
+* ``ignore=True`` -- not part of the structure (names of binders, source spans).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+_PRINTERS: list[Callable[[object], str | None]] = []
+
+
+def register_printer(printer: Callable[[object], str | None]) -> None:
+    """Let a higher layer (the script printer) render nodes for ``repr``/``str``."""
+    _PRINTERS.insert(0, printer)
+
+
+def node(cls=None, *, binder: bool = False):
+    """Class decorator: make ``cls`` a frozen IR node.
+
+    ``binder=True`` marks classes whose instances are definitions (Var, Buffer):
+    structural equality maps them one-to-one instead of comparing their fields only.
+    """
+    def wrap(c):
+        c = dataclasses.dataclass(frozen=True, eq=False, repr=False)(c)
+        c._binder = binder
+        c._fields = tuple(f for f in dataclasses.fields(c) if not f.metadata.get("ignore"))
+        return c
+    return wrap if cls is None else wrap(cls)
+
+
+def ignored(default=None, **kwargs):
+    """A dataclass field that structural equality and hashing skip (names, spans)."""
+    return dataclasses.field(default=default, metadata={"ignore": True}, **kwargs)
+
+
+class Node:
+    """Base class of IR nodes. Identity ``__hash__``; subclasses may overload operators."""
+
+    _binder = False
+    _fields: tuple = ()
+    __hash__ = object.__hash__
+
+    def same_as(self, other) -> bool:
+        return self is other
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+    def script(self) -> str:
+        for printer in _PRINTERS:
+            text = printer(self)
+            if text is not None:
+                return text
+        return _fallback_repr(self)
+
+    def __repr__(self) -> str:
+        return self.script()
+
+    __str__ = __repr__
+
+
+def _fallback_repr(obj) -> str:
+    parts = ", ".join(f"{f.name}={getattr(obj, f.name)!r}" for f in dataclasses.fields(obj))
+    return f"{type(obj).__name__}({parts})"
+
+
+def children(obj):
+    """(field name, value) pairs of the structural fields of a node."""
+    return [(f.name, getattr(obj, f.name)) for f in obj._fields]

@@ -1,0 +1,167 @@
+"""Structural equality and hashing: same shape, same constants, binders up to renaming.
+
+Binders (``Var``, ``Buffer``, ...) are matched one-to-one the first time they meet:
+``for i: A[i]`` equals ``for j: A[j]``, but ``B[i, i]`` does not equal ``B[i, j]``.
+``assert_structural_equal`` reports the path of the first difference, e.g.
+``func.body.block.body[1].value.b: 1 != 2``.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+from .errors import StructuralMismatch
+from .module import IRModule, _module_structure
+from .node import Node
+
+_SCALARS = (int, float, str, bool, type(None), Enum)
+
+
+class _Mismatch(Exception):
+    def __init__(self, path: str, detail: str):
+        self.path, self.detail = path, detail
+
+
+class _Equal:
+    def __init__(self, map_free_vars: bool):
+        self.map_free_vars = map_free_vars
+        self.lhs_to_rhs: dict[int, object] = {}
+        self.rhs_to_lhs: dict[int, object] = {}
+        self.keep_alive: list = []
+
+    def fail(self, path, lhs, rhs, why=None):
+        raise _Mismatch(path, why or f"{_short(lhs)} != {_short(rhs)}")
+
+    def visit(self, lhs, rhs, path: str):
+        # No shortcut for ``lhs is rhs`` on nodes: binders inside a shared subtree must
+        # still be matched with themselves, or a later use could match them with another.
+        if isinstance(lhs, Node) or isinstance(rhs, Node):
+            self.visit_node(lhs, rhs, path)
+        elif isinstance(lhs, (list, tuple)) and isinstance(rhs, (list, tuple)):
+            if len(lhs) != len(rhs):
+                self.fail(path, lhs, rhs, f"length {len(lhs)} != {len(rhs)}")
+            for k, (a, b) in enumerate(zip(lhs, rhs)):
+                self.visit(a, b, f"{path}[{k}]")
+        elif isinstance(lhs, dict) and isinstance(rhs, dict):
+            if len(lhs) != len(rhs):
+                self.fail(path, sorted(map(str, lhs)), sorted(map(str, rhs)))
+            for (ka, va), (kb, vb) in zip(_sorted_items(lhs), _sorted_items(rhs)):
+                self.visit(ka, kb, f"{path}.keys")
+                self.visit(va, vb, f"{path}[{ka!r}]" if not isinstance(ka, Node) else f"{path}[*]")
+        elif isinstance(lhs, float) and isinstance(rhs, float):
+            if not (lhs == rhs or (lhs != lhs and rhs != rhs)):
+                self.fail(path, lhs, rhs)
+        elif type(lhs) is not type(rhs) and not (isinstance(lhs, str) and isinstance(rhs, str)):
+            self.fail(path, lhs, rhs, f"{type(lhs).__name__} {_short(lhs)} != "
+                                      f"{type(rhs).__name__} {_short(rhs)}")
+        elif lhs != rhs:
+            self.fail(path, lhs, rhs)
+
+    def visit_node(self, lhs, rhs, path):
+        if type(lhs) is not type(rhs):
+            self.fail(path, lhs, rhs, f"{type(lhs).__name__} != {type(rhs).__name__}")
+        if isinstance(lhs, IRModule):
+            left, right = _module_structure(lhs), _module_structure(rhs)
+            if [n for n, _ in left] != [n for n, _ in right]:
+                self.fail(path, [n for n, _ in left], [n for n, _ in right])
+            for (name, a), (_, b) in zip(left, right):
+                self.visit(a, b, f'{path}["{name}"]')
+            return
+        if lhs._binder:
+            key_l, key_r = id(lhs), id(rhs)
+            if key_l in self.lhs_to_rhs:
+                if self.lhs_to_rhs[key_l] is not rhs:
+                    self.fail(path, lhs, rhs, f"variable {_short(lhs)} was matched with "
+                              f"{_short(self.lhs_to_rhs[key_l])} earlier, found {_short(rhs)}")
+                return
+            if key_r in self.rhs_to_lhs:
+                self.fail(path, lhs, rhs, f"{_short(rhs)} was matched with "
+                          f"{_short(self.rhs_to_lhs[key_r])} earlier, found {_short(lhs)}")
+            self.bind(lhs, rhs, path)
+        for field in lhs._fields:
+            self.visit(getattr(lhs, field.name), getattr(rhs, field.name), f"{path}.{field.name}")
+
+    def bind(self, lhs, rhs, path):
+        self.lhs_to_rhs[id(lhs)] = rhs
+        self.rhs_to_lhs[id(rhs)] = lhs
+        self.keep_alive.append((lhs, rhs))
+
+
+def _sorted_items(d: dict):
+    return sorted(d.items(), key=lambda kv: str(kv[0]) if not isinstance(kv[0], Node) else "")
+
+
+def _short(obj) -> str:
+    text = repr(obj) if not isinstance(obj, Node) else _node_short(obj)
+    text = " ".join(text.split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _node_short(obj) -> str:
+    name = getattr(obj, "name", None) or getattr(obj, "name_hint", None)
+    if obj._binder and isinstance(name, str):
+        return f"{type(obj).__name__}({name})"
+    try:
+        return obj.script()
+    except Exception:  # printing must never hide the mismatch itself
+        return type(obj).__name__
+
+
+def structural_equal(lhs, rhs, map_free_vars: bool = True) -> bool:
+    """True when ``lhs`` and ``rhs`` have the same structure up to renaming of binders."""
+    try:
+        _Equal(map_free_vars).visit(lhs, rhs, _root_name(lhs))
+    except _Mismatch:
+        return False
+    return True
+
+
+def assert_structural_equal(lhs, rhs, map_free_vars: bool = True) -> None:
+    """Raise :class:`StructuralMismatch` naming the first path where ``lhs`` and ``rhs`` differ."""
+    try:
+        _Equal(map_free_vars).visit(lhs, rhs, _root_name(lhs))
+    except _Mismatch as err:
+        message = f"structures differ at {err.path}: {err.detail}"
+        try:
+            message += f"\n--- lhs ---\n{_script(lhs)}\n--- rhs ---\n{_script(rhs)}"
+        except Exception:
+            pass
+        raise StructuralMismatch(message) from None
+
+
+def _script(obj) -> str:
+    return obj.script() if hasattr(obj, "script") else repr(obj)
+
+
+def _root_name(obj) -> str:
+    return type(obj).__name__ if isinstance(obj, Node) else "root"
+
+
+def structural_hash(obj) -> int:
+    """A hash consistent with :func:`structural_equal` (binders numbered by first use)."""
+    numbering: dict[int, int] = {}
+    keep_alive: list = []
+
+    def walk(x):
+        if isinstance(x, IRModule):
+            return hash(("module",) + tuple((n, walk(f)) for n, f in _module_structure(x)))
+        if isinstance(x, Node):
+            if x._binder:
+                if id(x) not in numbering:
+                    numbering[id(x)] = len(numbering)
+                    keep_alive.append(x)
+                    fields = tuple(walk(getattr(x, f.name)) for f in x._fields)
+                    return hash(("def", type(x).__name__, numbering[id(x)], fields))
+                return hash(("use", numbering[id(x)]))
+            return hash((type(x).__name__,) + tuple(walk(getattr(x, f.name)) for f in x._fields))
+        if isinstance(x, (list, tuple)):
+            return hash(("seq",) + tuple(walk(v) for v in x))
+        if isinstance(x, dict):
+            return hash(("map",) + tuple(sorted(hash((walk(k) if not isinstance(k, Node) else 0,
+                                                      walk(v))) for k, v in x.items())))
+        if isinstance(x, float) and x != x:
+            return hash("nan")
+        if isinstance(x, str):
+            return hash(str(x))
+        return hash(x)
+
+    return walk(obj) & 0xFFFFFFFFFFFFFFFF

@@ -1,0 +1,1 @@
+"""Printer of TVMScript (to be written)."""

@@ -1,0 +1,139 @@
+"""Intrinsics and helpers used as ``T.exp``, ``T.max``, ``tir.if_then_else`` ...
+
+Math intrinsics are ``Call`` nodes named ``tir.<fn>``; codegen maps them to LLVM
+intrinsics or libm. ``min``/``max`` build ``Min``/``Max`` nodes.
+"""
+from __future__ import annotations
+
+from .expr import (Call, Max, Min, PrimExpr, Select, binary, cast, const, convert)
+
+MATH_INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "tanh", "sigmoid",
+                   "erf", "fabs", "floor", "ceil", "round", "trunc", "sin", "cos", "tan",
+                   "pow", "fma", "nearbyint", "abs", "isnan", "popcount")
+BINARY_INTRINSICS = ("pow",)
+
+
+def _float_arg(x) -> PrimExpr:
+    x = convert(x)
+    return x
+
+
+def _unary(name):
+    def fn(x, span=None):
+        x = _float_arg(x)
+        return Call(x.dtype if name != "isnan" else "bool", f"tir.{name}", (x,))
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` of a scalar expression (an LLVM intrinsic or libm call)."
+    return fn
+
+
+exp = _unary("exp")
+exp2 = _unary("exp2")
+log = _unary("log")
+log2 = _unary("log2")
+log10 = _unary("log10")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+erf = _unary("erf")
+floor = _unary("floor")
+ceil = _unary("ceil")
+round = _unary("round")
+trunc = _unary("trunc")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+nearbyint = _unary("nearbyint")
+isnan = _unary("isnan")
+
+
+def fabs(x, span=None):
+    return abs(x)
+
+
+def abs(x, span=None):  # noqa: A001 -- TVMScript spells it T.abs
+    x = convert(x)
+    return Call(x.dtype, "tir.fabs" if x.dtype.is_float else "tir.abs", (x,))
+
+
+def pow(x, y, span=None):  # noqa: A001
+    x, y = convert(x), convert(y, convert(x).dtype)
+    return Call(x.dtype, "tir.pow", (x, cast(x.dtype, y)))
+
+
+def fma(a, b, c):
+    a = convert(a)
+    return Call(a.dtype, "tir.fma", (a, convert(b, a.dtype), convert(c, a.dtype)))
+
+
+def max(a, b, span=None):  # noqa: A001
+    return binary(Max, a, b)
+
+
+def min(a, b, span=None):  # noqa: A001
+    return binary(Min, a, b)
+
+
+def if_then_else(cond, t, f, span=None):
+    """``cond ? t : f`` where only the taken side is evaluated (unlike Select)."""
+    t, f = convert(t), convert(f)
+    if t.dtype != f.dtype:
+        f = cast(t.dtype, f)
+    return Call(t.dtype, "tir.if_then_else", (convert(cond), t, f))
+
+
+def Select_(cond, t, f):
+    t, f = convert(t), convert(f)
+    return Select(convert(cond), t, cast(t.dtype, f) if f.dtype != t.dtype else f)
+
+
+def call_extern(dtype, func_name: str, *args, span=None):
+    """Call a C function by name, e.g. ``T.call_extern("float32", "expf", x)``."""
+    return Call(dtype, "tir.call_extern", (func_name,) + tuple(args))
+
+
+def max_value(dtype):
+    from ..ir.dtype import dtype as as_dtype
+    return const(as_dtype(dtype).max_value(), dtype)
+
+
+def min_value(dtype):
+    from ..ir.dtype import dtype as as_dtype
+    return const(as_dtype(dtype).min_value(), dtype)
+
+
+def floordiv(a, b):
+    from .expr import FloorDiv
+    return binary(FloorDiv, a, b)
+
+
+def floormod(a, b):
+    from .expr import FloorMod
+    return binary(FloorMod, a, b)
+
+
+def truncdiv(a, b):
+    from .expr import Div
+    return binary(Div, a, b)
+
+
+def truncmod(a, b):
+    from .expr import Mod
+    return binary(Mod, a, b)
+
+
+def all(*conds):  # noqa: A001
+    from .expr import And
+    result = convert(conds[0])
+    for c in conds[1:]:
+        result = binary(And, result, c)
+    return result
+
+
+def any(*conds):  # noqa: A001
+    from .expr import Or
+    result = convert(conds[0])
+    for c in conds[1:]:
+        result = binary(Or, result, c)
+    return result

@@ -1,0 +1,206 @@
+"""TensorIR statements.
+
+Grammar::
+
+    Stmt := BufferStore(buffer, value, indices)
+          | Evaluate(value)
+          | SeqStmt(seq)
+          | IfThenElse(condition, then_case, else_case?)
+          | LetStmt(var, value, body)
+          | For(loop_var, min, extent, kind, body, thread_binding?, annotations)
+          | BlockRealize(iter_values, predicate, block)
+          | Allocate(buffer, body)                                   (after lowering)
+          | AssertStmt(condition, message, body)
+
+    Block := Block(iter_vars, reads, writes, name_hint, body, init?, alloc_buffers,
+                   match_buffers, annotations)
+    IterVar := IterVar(dom, var, iter_type, thread_tag)
+
+A Block is a unit of computation with its own iteration domain (``iter_vars``),
+declared accesses (``reads``/``writes``) and an optional ``init`` for reductions.
+``BlockRealize`` binds the block's iteration variables to expressions of the
+surrounding loops. The function body is a root ``BlockRealize`` of block ``"root"``.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+from ..ir.node import Node, node
+from .buffer import Buffer
+from .expr import PrimExpr, Range, Var, const, convert
+
+
+class Stmt(Node):
+    """Base of statements."""
+
+
+class ForKind(str, Enum):
+    SERIAL = "serial"
+    PARALLEL = "parallel"
+    VECTORIZED = "vectorized"
+    UNROLLED = "unroll"
+    THREAD_BINDING = "thread_binding"
+
+    def __repr__(self):
+        return f"ForKind.{self.name}"
+
+
+class IterType(str, Enum):
+    DATA_PAR = "spatial"         # "S" in T.axis.remap
+    COMM_REDUCE = "reduce"       # "R"
+    ORDERED = "scan"
+    OPAQUE = "opaque"
+    THREAD_INDEX = "thread"
+
+    def __repr__(self):
+        return f"IterType.{self.name}"
+
+
+@node
+class IterVar(Node):
+    dom: Range
+    var: Var
+    iter_type: IterType = IterType.DATA_PAR
+    thread_tag: str = ""
+
+
+@node
+class BufferStore(Stmt):
+    buffer: Buffer
+    value: PrimExpr
+    indices: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "indices", tuple(convert(i) for i in self.indices))
+        object.__setattr__(self, "value", convert(self.value, self.buffer.dtype))
+
+
+@node
+class Evaluate(Stmt):
+    value: PrimExpr
+
+    def __post_init__(self):
+        object.__setattr__(self, "value", convert(self.value))
+
+
+@node
+class SeqStmt(Stmt):
+    seq: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "seq", tuple(self.seq))
+
+    def __len__(self):
+        return len(self.seq)
+
+    def __getitem__(self, k):
+        return self.seq[k]
+
+
+def seq(*stmts) -> Stmt:
+    """Flatten nested sequences; one statement stays itself."""
+    flat = []
+    for s in stmts:
+        if s is None:
+            continue
+        if isinstance(s, SeqStmt):
+            flat.extend(s.seq)
+        elif isinstance(s, (list, tuple)):
+            inner = seq(*s)
+            if inner is not None:
+                flat.extend(inner.seq if isinstance(inner, SeqStmt) else [inner])
+        else:
+            flat.append(s)
+    if not flat:
+        return Evaluate(const(0))
+    return flat[0] if len(flat) == 1 else SeqStmt(tuple(flat))
+
+
+@node
+class IfThenElse(Stmt):
+    condition: PrimExpr
+    then_case: Stmt
+    else_case: Stmt | None = None
+
+
+@node
+class LetStmt(Stmt):
+    var: Var
+    value: PrimExpr
+    body: Stmt
+
+
+@node
+class AssertStmt(Stmt):
+    condition: PrimExpr
+    message: str
+    body: Stmt
+
+
+@node
+class For(Stmt):
+    loop_var: Var
+    min: PrimExpr
+    extent: PrimExpr
+    kind: ForKind
+    body: Stmt
+    thread_binding: IterVar | None = None
+    annotations: dict = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "min", convert(self.min, self.loop_var.dtype))
+        object.__setattr__(self, "extent", convert(self.extent, self.loop_var.dtype))
+        object.__setattr__(self, "kind", ForKind(self.kind))
+        if self.annotations is None:
+            object.__setattr__(self, "annotations", {})
+
+
+@node
+class Block(Stmt):
+    iter_vars: tuple
+    reads: tuple
+    writes: tuple
+    name_hint: str
+    body: Stmt
+    init: Stmt | None = None
+    alloc_buffers: tuple = ()
+    match_buffers: tuple = ()
+    annotations: dict = None
+
+    def __post_init__(self):
+        for name in ("iter_vars", "reads", "writes", "alloc_buffers", "match_buffers"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.annotations is None:
+            object.__setattr__(self, "annotations", {})
+
+
+@node
+class BlockRealize(Stmt):
+    iter_values: tuple
+    predicate: PrimExpr
+    block: Block
+
+    def __post_init__(self):
+        object.__setattr__(self, "iter_values", tuple(convert(v) for v in self.iter_values))
+        object.__setattr__(self, "predicate", convert(self.predicate))
+
+
+@node
+class Allocate(Stmt):
+    """Storage for ``buffer`` (flat, after lowering) live during ``body``."""
+    buffer: Buffer
+    body: Stmt
+    annotations: dict = None
+
+    def __post_init__(self):
+        if self.annotations is None:
+            object.__setattr__(self, "annotations", {})
+
+
+@node
+class DeclBuffer(Stmt):
+    """Declare ``buffer`` as a view of existing memory (its ``data`` var) during ``body``."""
+    buffer: Buffer
+    body: Stmt
+
+
