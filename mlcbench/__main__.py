@@ -1,0 +1,5 @@
+import sys
+
+from .driver.cli import main
+
+sys.exit(main())

@@ -1,0 +1,39 @@
+"""Example kernels shared by the command line demo, the benchmarks and the notebooks."""
+
+MM_RELU = '''
+@I.ir_module
+class MyModule:
+    @T.prim_func
+    def mm_relu(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+                C: T.Buffer((128, 128), "float32")):
+        T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+        Y = T.alloc_buffer((128, 128), "float32")
+        for i, j, k in T.grid(128, 128, 128):
+            with T.block("Y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for i, j in T.grid(128, 128):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+'''
+
+
+def parallel_vectorized_matmul(n: int = 1024, lanes: int = 16) -> str:
+    """An ``n``^3 matmul in i-k-j order: rows in parallel, ``lanes``-wide vectors along j."""
+    return f'''
+@T.prim_func
+def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+           C: T.Buffer(({n}, {n}), "float32")):
+    T.func_attr({{"global_symbol": "matmul", "tir.noalias": True}})
+    for i in T.parallel({n}):
+        for j0 in range({n // lanes}):
+            for j1 in T.vectorized({lanes}):
+                C[i, j0 * {lanes} + j1] = T.float32(0)
+        for k in range({n}):
+            for j0 in range({n // lanes}):
+                for j1 in T.vectorized({lanes}):
+                    C[i, j0 * {lanes} + j1] = C[i, j0 * {lanes} + j1] + A[i, k] * B[k, j0 * {lanes} + j1]
+'''
