@@ -62,7 +62,7 @@ def run_demo(size: int = 512) -> int:
     lib["mm_relu"](a, b, c)
     np.testing.assert_allclose(c.numpy(), np.maximum(a_np @ b_np, 0), rtol=1e-4)
     report.append("mm_relu matches numpy (rtol 1e-4)")
-    ours = lib.time_evaluator("mm_relu", cpu(), number=20, repeat=3).min
+    ours = lib.time_evaluator("mm_relu", cpu(), number=20, repeat=3)(a, b, c).min
     ref = _timed(lambda: np.maximum(a_np @ b_np, 0))
     report.append(f"mm_relu 128^3 as written (naive loops): {ours * 1e3:.3f} ms; "
                   f"numpy {ref * 1e3:.3f} ms; ratio {ours / ref:.1f}x numpy")
@@ -74,7 +74,7 @@ def run_demo(size: int = 512) -> int:
     a, b, c = nd.array(a_np), nd.array(b_np), nd.empty((size, size), "float32")
     mm["matmul"](a, b, c)
     np.testing.assert_allclose(c.numpy(), a_np @ b_np, rtol=1e-3)
-    ours = mm.time_evaluator("matmul", cpu(), number=3, repeat=3).min
+    ours = mm.time_evaluator("matmul", cpu(), number=3, repeat=3)(a, b, c).min
     ref = _timed(lambda: a_np @ b_np)
     flops = 2 * size ** 3
     report.append(f"matmul {size}^3, T.parallel rows + T.vectorized(16) columns: "

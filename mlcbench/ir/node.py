@@ -53,9 +53,10 @@ class Node:
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
 
-    def script(self) -> str:
+    def script(self, **options) -> str:
+        """TVMScript text; ``options`` (``name=``, ``show_meta=`` ...) go to the printer."""
         for printer in _PRINTERS:
-            text = printer(self)
+            text = printer(self, **options) if options else printer(self)
             if text is not None:
                 return text
         return _fallback_repr(self)

@@ -1,0 +1,12 @@
+"""TIR lowering passes: from scheduled TensorIR to the lowered form codegen consumes.
+
+Each pass is a ``Pass`` (``mod = LowerInitBlock()(mod)``) named as in TVM; ``lower``
+runs them all (see :mod:`mlcbench.tir.transform.pipeline` for the lowered form).
+"""
+from .flatten_buffer import FlattenBuffer
+from .lower_init_block import LowerInitBlock
+from .lower_opaque_block import ConvertBlocksToOpaque, LowerOpaqueBlock, VerifyCPUCompatible
+from .pipeline import default_lowering_pipeline, lower
+from .remove_no_op import RemoveNoOp
+from .unroll_loop import UnrollLoop
+from .vectorize_loop import VectorizeLoop

@@ -1,0 +1,161 @@
+"""From llvmlite IR to running machine code: optimize, emit a PIC object, JIT-link it.
+
+One object file serves both uses: the JIT links it into the process (ORC), and
+``export_library`` links the very same bytes into a ``.so``. ORC does not optimize,
+so the new pass manager runs first at ``-O3`` with loop and SLP vectorization.
+ORC also reports unresolved symbols as errors at link time (MCJIT would crash at
+call time instead).
+"""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+
+import llvmlite.binding as llvm
+
+from ...ir.errors import CodegenError
+
+_lock = threading.Lock()
+_library_ids = itertools.count()
+
+
+@lru_cache(maxsize=None)
+def initialize_llvm() -> None:
+    """Native target, assembly printer and parser (``llvm.initialize()`` raises in llvmlite 0.50)."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    llvm.initialize_native_asmparser()
+
+
+@lru_cache(maxsize=None)
+def target_machine(cpu: str, features: str, triple: str = "") -> llvm.TargetMachine:
+    """A PIC, -O3 TargetMachine for ``cpu`` with ``features`` (cached: creating one costs ms)."""
+    initialize_llvm()
+    triple = triple or llvm.get_process_triple()
+    try:
+        machine_target = llvm.Target.from_triple(triple)
+    except RuntimeError as err:
+        raise CodegenError(f"LLVM cannot generate code for triple {triple!r}: {err}") from None
+    return machine_target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="pic",
+                                                codemodel="default")
+
+
+def machine_for(target) -> llvm.TargetMachine:
+    return target_machine(target.mcpu, target.llvm_features, getattr(target, "mtriple", ""))
+
+
+def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
+    """Run LLVM's -O3 pipeline with loop/SLP vectorization, unrolling and interleaving."""
+    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    options.loop_vectorization = True
+    options.slp_vectorization = True
+    options.loop_unrolling = True
+    options.loop_interleaving = True
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(module, builder)
+
+
+class LLVMArtifact:
+    """The compiled form of one LLVM module: optimized IR, assembly and a PIC object.
+
+    ``get_source("ll")`` shows the optimized IR, ``get_source("asm")`` the assembly,
+    ``emit_object()`` the ELF object bytes that ``export_library`` links into a ``.so``.
+    """
+
+    type_key = "llvm"
+
+    def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine, unoptimized_ir: str):
+        self._module, self._machine = module, machine
+        self._unoptimized_ir = unoptimized_ir
+        self._object: bytes | None = None
+        self._asm: str | None = None
+
+    def external_functions(self) -> list[str]:
+        """Functions the code calls but does not define (libm, libgomp, call_extern targets)."""
+        return [f.name for f in self._module.functions
+                if f.is_declaration and not f.name.startswith("llvm.")]
+
+    def emit_object(self) -> bytes:
+        if self._object is None:
+            with _lock:
+                self._object = self._machine.emit_object(self._module)
+        return self._object
+
+    def get_source(self, fmt: str = "ll") -> str:
+        if fmt in ("ll", "llvm", ""):
+            return str(self._module)
+        if fmt in ("ll-unoptimized", "tir-ll"):
+            return self._unoptimized_ir
+        if fmt in ("asm", "s"):
+            if self._asm is None:
+                with _lock:
+                    self._asm = self._machine.emit_assembly(self._module)
+            return self._asm
+        raise CodegenError(f"get_source: unknown format {fmt!r}; expected 'll' or 'asm'")
+
+
+def compile_ir(ir_text: str, target, name: str = "module") -> LLVMArtifact:
+    """Parse, verify and optimize textual LLVM IR for ``target``."""
+    machine = machine_for(target)
+    try:
+        module = llvm.parse_assembly(ir_text)
+        module.name = name
+        module.verify()
+    except RuntimeError as err:
+        raise CodegenError(f"LLVM rejected the IR generated for {name!r}: {err}") from None
+    optimize(module, machine)
+    return LLVMArtifact(module, machine, ir_text)
+
+
+@dataclass
+class JITLibrary:
+    """Addresses of the exported kernel symbols; valid while ``tracker`` is alive."""
+    addresses: dict
+    tracker: object
+
+
+@lru_cache(maxsize=None)
+def _process_jit() -> llvm.LLJIT:
+    """One ORC JIT for the process; libraries are linked into it and unloaded with their
+    ResourceTracker. It is never freed, so no kernel address outlives its engine."""
+    initialize_llvm()
+    return llvm.create_lljit_compiler()
+
+
+@lru_cache(maxsize=None)
+def _process_namespace() -> ctypes.CDLL:
+    return ctypes.CDLL(None)
+
+
+def _process_defines(name: str) -> bool:
+    """True when the JIT can resolve ``name``: a global of the process (libc, libm) or of
+    a library loaded with ``load_library_permanently`` (libgomp)."""
+    if llvm.address_of_symbol(name):
+        return True
+    return hasattr(_process_namespace(), name)
+
+
+def check_externals_resolve(artifact: LLVMArtifact, label: str) -> None:
+    """Name the extern functions the process cannot provide (ORC's own message does not)."""
+    missing = [name for name in artifact.external_functions() if not _process_defines(name)]
+    if missing:
+        raise CodegenError(f"{label}: the generated code calls {missing}, which no library "
+                           "loaded in this process defines (a misspelled T.call_extern name?)")
+
+
+def jit_link(object_bytes: bytes, symbols, label: str = "lib") -> JITLibrary:
+    """Link an object into the process and look up ``symbols``."""
+    builder = llvm.JITLibraryBuilder().add_object_img(object_bytes).add_current_process()
+    for symbol in symbols:
+        builder.export_symbol(symbol)
+    library_name = f"mlcbench_{label}_{next(_library_ids)}"
+    with _lock:
+        try:
+            tracker = builder.link(_process_jit(), library_name)
+        except RuntimeError as err:
+            raise CodegenError(f"linking the compiled code of {label!r} failed (an extern "
+                               f"function the process does not provide?): {err}") from None
+    return JITLibrary({s: tracker[s] for s in symbols}, tracker)

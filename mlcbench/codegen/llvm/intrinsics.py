@@ -1,0 +1,178 @@
+"""Intrinsic calls (``Call("tir.exp", ...)``) -> LLVM intrinsics, libm or expansions.
+
+* Direct LLVM intrinsics, scalar and vector (``llvm.exp.v16f32``): exp, exp2, log,
+  log2, log10, sqrt, fabs, floor, ceil, trunc, round (to even), sin, cos, pow, fma.
+* libm per lane (no vector libm is linked): tanh, erf, tan, ``tanhf``/``erff`` for float32.
+* Expansions: sigmoid = 1 / (1 + exp(-x)), rsqrt = 1 / sqrt(x), isnan = x != x.
+* ``tir.call_extern("float32", "expf", x)`` calls any C function the process exports.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...tir import expr as E
+from . import types as T
+
+_LLVM_UNARY = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log", "log2": "llvm.log2",
+               "log10": "llvm.log10", "sqrt": "llvm.sqrt", "fabs": "llvm.fabs",
+               "floor": "llvm.floor", "ceil": "llvm.ceil", "trunc": "llvm.trunc",
+               "round": "llvm.roundeven", "nearbyint": "llvm.nearbyint", "sin": "llvm.sin",
+               "cos": "llvm.cos"}
+_LIBM = {"tanh": "tanh", "erf": "erf", "tan": "tan"}
+
+
+def intrinsic_suffix(ty: ir.Type) -> str:
+    """LLVM's overload suffix: ``f32``, ``v16f32``, ``i64``."""
+    if isinstance(ty, ir.VectorType):
+        return f"v{ty.count}{intrinsic_suffix(ty.element)}"
+    if isinstance(ty, ir.IntType):
+        return f"i{ty.width}"
+    return {"half": "f16", "float": "f32", "double": "f64"}[str(ty)]
+
+
+class IntrinsicCalls:
+    """Mixin: ``emit_call`` and ``call_intrinsic``; needs ``builder``, ``module``, ``emit_expr``."""
+
+    def declare_function(self, name: str, ret: ir.Type, args) -> ir.Function:
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        return ir.Function(self.module, ir.FunctionType(ret, list(args)), name=name)
+
+    def call_intrinsic(self, base: str, args) -> ir.Value:
+        """``call_intrinsic("llvm.exp", [x])`` with the overload picked from ``x``'s type."""
+        ty = args[0].type
+        fn = self.declare_function(f"{base}.{intrinsic_suffix(ty)}", ty, [a.type for a in args])
+        return self.builder.call(fn, args)
+
+    def emit_call(self, op) -> ir.Value:
+        name = op.op[4:] if op.op.startswith("tir.") else op.op
+        if name == "call_extern" or name == "call_pure_extern":
+            return self._call_extern(op)
+        if name == "if_then_else":
+            return self._if_then_else(op)
+        if name == "likely":
+            return self.emit_expr(op.args[0])
+        args = [self.emit_expr(a) for a in op.args]
+        lanes = max(T.lanes_of(a) for a in args)
+        args = [T.broadcast(self.builder, a, lanes) for a in args]
+        arg_dtype = op.args[0].dtype
+        if arg_dtype.is_float and name in _LLVM_UNARY:
+            return self.call_intrinsic(_LLVM_UNARY[name], args)
+        if arg_dtype.is_float and name in _LIBM:
+            return self._libm_per_lane(_LIBM[name], args[0], arg_dtype)
+        handler = getattr(self, "_call_" + name, None)
+        if handler is None:
+            self.fail(f"unsupported intrinsic {op.op!r} on {arg_dtype} (supported: "
+                      f"{sorted(set(_LLVM_UNARY) | set(_LIBM))} and sigmoid, rsqrt, pow, fma, "
+                      "abs, isnan, call_extern, if_then_else, bitwise ops)", op)
+        return handler(op, args)
+
+    # -- expansions --------------------------------------------------------------------
+    def _call_sigmoid(self, op, args):
+        x = args[0]
+        one = T.constant(op.dtype, 1.0)
+        neg = self.builder.fneg(x)
+        denominator = self.builder.fadd(one, self.call_intrinsic("llvm.exp", [neg]))
+        return self.builder.fdiv(one, denominator)
+
+    def _call_rsqrt(self, op, args):
+        root = self.call_intrinsic("llvm.sqrt", args)
+        return self.builder.fdiv(T.constant(op.dtype, 1.0), root, flags=T.FLOAT_FLAGS)
+
+    def _call_pow(self, op, args):
+        return self.call_intrinsic("llvm.pow", args)
+
+    def _call_fma(self, op, args):
+        return self.call_intrinsic("llvm.fma", args)
+
+    def _call_abs(self, op, args):
+        x = args[0]
+        if op.dtype.is_float:
+            return self.call_intrinsic("llvm.fabs", args)
+        if op.dtype.is_uint:
+            return x
+        negative = self.builder.icmp_signed("<", x, ir.Constant(x.type, None))
+        return self.builder.select(negative, self.builder.neg(x), x)
+
+    _call_fabs = _call_abs
+
+    def _call_isnan(self, op, args):
+        if not op.args[0].dtype.is_float:
+            return T.constant(op.dtype, False)
+        return self.builder.fcmp_unordered("uno", args[0], args[0])
+
+    def _call_popcount(self, op, args):
+        return self.call_intrinsic("llvm.ctpop", args)
+
+    def _call_bitwise_not(self, op, args):
+        return self.builder.not_(args[0])
+
+    def _call_shift_right(self, op, args):
+        if op.dtype.is_int:
+            return self.builder.ashr(args[0], args[1])
+        return self.builder.lshr(args[0], args[1])
+
+    def _call_reinterpret(self, op, args):
+        return self.builder.bitcast(args[0], T.value_type(op.dtype))
+
+    def _call_bitwise_and(self, op, args):
+        return self.builder.and_(args[0], args[1])
+
+    def _call_bitwise_or(self, op, args):
+        return self.builder.or_(args[0], args[1])
+
+    def _call_bitwise_xor(self, op, args):
+        return self.builder.xor(args[0], args[1])
+
+    def _call_shift_left(self, op, args):
+        return self.builder.shl(args[0], args[1])
+
+    # -- libm and extern calls ---------------------------------------------------------
+    def _libm_per_lane(self, base: str, x: ir.Value, dt) -> ir.Value:
+        """Call ``tanhf``/``tanh`` per lane; float16 computes in float32."""
+        elem = dt.element
+        compute = T.scalar_type(elem) if elem.bits != 16 else ir.FloatType()
+        name = base + ("f" if str(compute) == "float" else "")
+        fn = self.declare_function(name, compute, [compute])
+        fn.attributes.add("nounwind")
+        lanes = T.lanes_of(x)
+        result = ir.Constant(x.type, None) if lanes > 1 else None
+        for lane in range(lanes):
+            value = x if lanes == 1 else self.builder.extract_element(x, ir.Constant(T.I32, lane))
+            if compute != value.type:
+                value = self.builder.fpext(value, compute)
+            out = self.builder.call(fn, [value])
+            if compute != T.scalar_type(elem):
+                out = self.builder.fptrunc(out, T.scalar_type(elem))
+            if lanes == 1:
+                return out
+            result = self.builder.insert_element(result, out, ir.Constant(T.I32, lane))
+        return result
+
+    def _call_extern(self, op) -> ir.Value:
+        callee = op.args[0]
+        if not isinstance(callee, E.StringImm):
+            self.fail("tir.call_extern expects the function name (a string) first", op)
+        args = [self.emit_expr(a) for a in op.args[1:]]
+        ret = ir.VoidType() if op.dtype.is_handle and not args else T.value_type(op.dtype)
+        fn = self.declare_function(callee.value, ret, [a.type for a in args])
+        return self.builder.call(fn, args)
+
+    def _if_then_else(self, op) -> ir.Value:
+        """``cond ? a : b`` evaluating only the taken side (a guarded load stays safe)."""
+        cond = self.emit_expr(op.args[0])
+        if T.is_vector(cond):
+            t, f = self.emit_expr(op.args[1]), self.emit_expr(op.args[2])
+            return self.builder.select(cond, t, f)
+        with self.builder.if_else(cond) as (then, otherwise):
+            with then:
+                t = self.emit_expr(op.args[1])
+                then_block = self.builder.block
+            with otherwise:
+                f = self.emit_expr(op.args[2])
+                else_block = self.builder.block
+        phi = self.builder.phi(t.type)
+        phi.add_incoming(t, then_block)
+        phi.add_incoming(f, else_block)
+        return phi

@@ -1,0 +1,231 @@
+"""NDArray: the arrays that compiled functions read and write (``mlcbench.nd``).
+
+An :class:`NDArray` owns (or borrows, via DLPack) C-contiguous host memory. Arrays made by
+:func:`array` and :func:`empty` start on a 64-byte boundary, so generated code may use
+aligned vector loads on them. Data moves in and out by copy, as in TVM:
+
+>>> import numpy as np
+>>> a = array(np.arange(4, dtype="float32").reshape(2, 2))
+>>> a
+<mlcbench.nd.NDArray shape=(2, 2), cpu(0)>
+array([[0., 1.],
+       [2., 3.]], dtype=float32)
+>>> a.numpy()[0, 0] = 9      # a copy: the NDArray is unchanged
+>>> float(a.numpy()[0, 0])
+0.0
+
+Zero-copy exchange goes through DLPack: ``np.from_dlpack(a)`` and :func:`from_dlpack`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.dtype import dtype as as_dtype
+from ..ir.errors import RuntimeError_
+from .device import NO_GPU_MESSAGE, Device, as_device, kDLCPU
+from .errors import ArgumentTypeError, ArgumentValueError
+
+ALIGNMENT = 64
+"""Byte alignment of the storage that :func:`array` and :func:`empty` allocate."""
+
+
+def _aligned_empty(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
+    """An uninitialized C-contiguous array whose data starts on an ``ALIGNMENT`` boundary.
+
+    numpy only promises 16 bytes, so we over-allocate a byte buffer and take an aligned
+    view of it; the view keeps the buffer alive.
+    """
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % ALIGNMENT
+    return raw[offset:offset + nbytes].view(np_dtype).reshape(shape)
+
+
+def _require_cpu(dev: Device, what: str) -> Device:
+    if dev.device_type != kDLCPU:
+        raise RuntimeError_(NO_GPU_MESSAGE.format(what=what))
+    return dev
+
+
+def _numpy_dtype(dtype) -> np.dtype:
+    try:
+        return as_dtype(dtype).to_numpy()
+    except (ValueError, TypeError) as err:
+        raise ArgumentValueError(f"NDArray dtype: {err}") from None
+
+
+class NDArray:
+    """An n-dimensional array on a device; see the module docstring for an example.
+
+    Do not construct directly: use :func:`array`, :func:`empty` or :func:`from_dlpack`.
+    ``shape`` is a tuple of ints, ``dtype`` a str like ``"float32"``, ``handle`` /
+    ``data_ptr`` the address of the first element (what compiled code receives).
+    """
+
+    __slots__ = ("_array", "shape", "dtype", "device", "data_ptr", "__weakref__")
+
+    def __init__(self, data: np.ndarray, device: Device):
+        if not data.flags.c_contiguous:
+            raise ArgumentValueError("NDArray storage must be C-contiguous")
+        try:
+            self.dtype = as_dtype(data.dtype)
+        except (ValueError, TypeError):
+            raise ArgumentValueError(f"NDArray: numpy dtype {data.dtype} has no mlcbench "
+                                     "equivalent (supported: bool, int8-64, uint8-64, "
+                                     "float16/32/64)") from None
+        self._array = data
+        self.shape = tuple(int(d) for d in data.shape)
+        self.device = device
+        self.data_ptr = data.ctypes.data
+
+    # -- facts ------------------------------------------------------------------------
+    @property
+    def handle(self) -> int:
+        """Address of the first element, as passed to compiled functions."""
+        return self.data_ptr
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_contiguous(self) -> bool:
+        """Always ``True``: NDArrays are dense row-major (non-contiguous data is copied in)."""
+        return bool(self._array.flags.c_contiguous)
+
+    # -- moving data ------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A numpy copy of the contents (changing it does not change the NDArray)."""
+        return self._array.copy()
+
+    asnumpy = numpy  # the 2022 spelling
+
+    def __array__(self, dtype=None, copy=None):
+        result = self.numpy()
+        return result if dtype is None else result.astype(dtype)
+
+    def copyfrom(self, source) -> "NDArray":
+        """Copy ``source`` (numpy array, list, or NDArray) into this array; returns self.
+
+        Shapes must match exactly. A numpy array or NDArray must also have the same dtype
+        (convert first, e.g. ``x.astype("float32")``); lists and scalars take this dtype.
+        """
+        if isinstance(source, NDArray):
+            source = source._array
+        elif not isinstance(source, np.ndarray):
+            source = np.asarray(source, dtype=self._array.dtype)
+        if tuple(source.shape) != self.shape:
+            raise ArgumentValueError(
+                f"copyfrom: shape mismatch: this NDArray has shape {self.shape}, "
+                f"the source has shape {tuple(source.shape)}")
+        if source.dtype != self._array.dtype:
+            raise ArgumentValueError(
+                f"copyfrom: dtype mismatch: this NDArray is {self.dtype}, the source is "
+                f"{as_dtype(source.dtype)}; convert it first with .astype({str(self.dtype)!r})")
+        np.copyto(self._array, source)
+        return self
+
+    def copyto(self, target):
+        """Copy into ``target``: an NDArray (filled in place) or a Device (a new NDArray)."""
+        if isinstance(target, NDArray):
+            return target.copyfrom(self)
+        if isinstance(target, Device):
+            return array(self._array, device=target)
+        raise ArgumentTypeError(f"copyto: expected an NDArray or a Device, found {type(target).__name__}")
+
+    def __setitem__(self, index, value) -> None:
+        """``a[:] = value`` copies ``value`` in (TVM supports only the full slice)."""
+        if not (isinstance(index, slice) and index == slice(None)):
+            raise ArgumentValueError("NDArray only supports a[:] = value; use .numpy() to index")
+        self.copyfrom(value)
+
+    # -- DLPack -----------------------------------------------------------------------
+    def __dlpack__(self, *args, **kwargs):
+        """Share this array's memory without copying (``np.from_dlpack(a)``)."""
+        return self._array.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.device._dlpack()
+
+    to_dlpack = __dlpack__
+
+    # -- printing ---------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"<mlcbench.nd.NDArray shape={self.shape}, {self.device}>\n{self._array!r}"
+
+    def __str__(self) -> str:
+        return str(self._array)
+
+    def same_as(self, other) -> bool:
+        """Whether both NDArrays view the same memory with the same shape and dtype."""
+        return (isinstance(other, NDArray) and other.data_ptr == self.data_ptr
+                and other.shape == self.shape and other.dtype == self.dtype)
+
+
+def empty(shape, dtype="float32", device=None) -> NDArray:
+    """An uninitialized, 64-byte aligned NDArray: ``empty((2, 3), "int32")``."""
+    dev = _require_cpu(as_device(device), "nd.empty")
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise ArgumentValueError(f"nd.empty: shape must be non-negative, found {shape}")
+    return NDArray(_aligned_empty(shape, _numpy_dtype(dtype)), dev)
+
+
+def _to_numpy_source(obj, dtype) -> np.ndarray:
+    """View what the user passed as a numpy array (a copy only when it must convert)."""
+    if isinstance(obj, NDArray):
+        obj = obj._array
+    elif not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack__"):
+        obj = _numpy_from_dlpack(obj)
+    if dtype is not None:
+        return np.asarray(obj, dtype=_numpy_dtype(dtype))
+    return np.asarray(obj)  # a list of Python floats stays float64, as in TVM
+
+
+def array(obj, device=None, dtype=None) -> NDArray:
+    """Copy ``obj`` (numpy array, list, NDArray or DLPack tensor) into a new NDArray.
+
+    >>> array([1, 2, 3], dtype="int64").shape
+    (3,)
+    """
+    dev = _require_cpu(as_device(device), "nd.array")
+    source = _to_numpy_source(obj, dtype)
+    result = NDArray(_aligned_empty(source.shape, source.dtype), dev)
+    np.copyto(result._array, source)
+    return result
+
+
+def _numpy_from_dlpack(obj) -> np.ndarray:
+    if hasattr(obj, "__dlpack_device__"):
+        dev_type, _ = obj.__dlpack_device__()
+        if int(dev_type) != kDLCPU:
+            raise RuntimeError_(NO_GPU_MESSAGE.format(what="a tensor on DLPack device type "
+                                                       f"{int(dev_type)}"))
+    try:
+        return np.from_dlpack(obj)
+    except (TypeError, ValueError, RuntimeError, BufferError) as err:
+        raise ArgumentValueError(f"from_dlpack: cannot read {type(obj).__name__}: {err}") from None
+
+
+def from_dlpack(obj) -> NDArray:
+    """Wrap a DLPack tensor (torch, numpy, another NDArray) without copying when possible.
+
+    The memory is shared when the tensor is C-contiguous; otherwise it is copied into a
+    fresh aligned array. Borrowed memory keeps only the element alignment of its owner.
+    """
+    if isinstance(obj, NDArray):
+        return obj
+    data = _numpy_from_dlpack(obj)
+    if data.flags.c_contiguous and data.flags.writeable:
+        return NDArray(data, as_device(None))
+    return array(data)
+
+
+def numpyasarray(np_data: np.ndarray) -> NDArray:
+    """View a C-contiguous numpy array as an NDArray without copying (the memory is shared)."""
+    if not isinstance(np_data, np.ndarray):
+        raise ArgumentTypeError(f"numpyasarray: expected a numpy array, found {type(np_data).__name__}")
+    if not np_data.flags.c_contiguous:
+        raise ArgumentValueError("numpyasarray: the array is not C-contiguous; "
+                                 "use np.ascontiguousarray(x) or nd.array(x) to copy it")
+    return NDArray(np_data, as_device(None))

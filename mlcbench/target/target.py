@@ -1,0 +1,256 @@
+"""Target: what machine the code is compiled for, spelled like TVM's target strings.
+
+A target string is a kind followed by options::
+
+    Target("llvm")                                   # the host CPU, all its features
+    Target("llvm -mcpu=znver5 --num-cores=2")         # a named CPU, two threads
+    Target("llvm -mattr=+avx2,-avx512f")              # host CPU with features toggled
+    Target("cuda")                                    # describable; this runtime cannot build it
+
+Codegen reads ``mcpu``, ``features``, ``vector_width_bits`` and ``num_cores``; the
+tuner reads the cache sizes. ``with Target("llvm --num-cores=1"):`` makes a target
+the default of :meth:`Target.current` (and of ``build``) inside the block.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+
+from ..ir.errors import CodegenError
+
+KNOWN_KINDS = {"llvm": ("cpu",), "c": ("cpu",), "cuda": ("cuda", "gpu"),
+               "nvptx": ("cuda", "gpu")}
+_DEFAULT_CACHE_BYTES = {"l1d": 32 * 1024, "l2": 1024 * 1024}
+_INT_OPTIONS = ("num_cores", "max_num_threads", "thread_warp_size", "opt_level")
+
+
+class TargetError(CodegenError, ValueError):
+    """A target string that cannot be understood (unknown kind or malformed option)."""
+
+
+class TargetKind:
+    """The kind part of a target (``target.kind.name == "llvm"``)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @property
+    def default_keys(self) -> tuple:
+        return KNOWN_KINDS[self.name]
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Target:
+    """A compilation target. See the module docstring for the accepted strings.
+
+    Attributes: ``kind.name``, ``mcpu`` (LLVM CPU name), ``mattr`` (explicit
+    ``+feat``/``-feat`` toggles), ``num_cores``, ``features`` (set of enabled
+    features), ``vector_width_bits``, ``l1d_cache_bytes``, ``l2_cache_bytes``.
+    """
+
+    _local = threading.local()
+
+    def __init__(self, target="llvm", host=None):
+        if isinstance(target, Target):
+            target = str(target)
+        if isinstance(target, dict):
+            target = _dict_to_string(target)
+        if not isinstance(target, str) or not target.strip():
+            raise TargetError(f"expected a target string such as 'llvm', found {target!r}")
+        self._text = target.strip()
+        kind, options = _parse(self._text)
+        self.kind = TargetKind(kind)
+        self.attrs = options
+        self.host = Target(host) if host is not None and not isinstance(host, Target) else host
+        self.mcpu = options.get("mcpu") or (host_cpu_name() if self.is_cpu else "")
+        self.mtriple = options.get("mtriple", "")
+        self.mattr = tuple(a for a in options.get("mattr", "").split(",") if a)
+        self.num_cores = int(options.get("num_cores") or (os.cpu_count() or 1))
+        if self.num_cores < 1:
+            raise TargetError(f"--num-cores must be at least 1, found {self.num_cores}")
+        self.features = self._resolve_features()
+        self.l1d_cache_bytes, self.l2_cache_bytes = _cache_sizes()
+
+    # -- derived facts -----------------------------------------------------------------
+    @property
+    def is_cpu(self) -> bool:
+        return self.kind.name in ("llvm", "c")
+
+    @property
+    def keys(self) -> tuple:
+        return self.kind.default_keys
+
+    @property
+    def uses_host_cpu(self) -> bool:
+        return self.is_cpu and self.mcpu == host_cpu_name()
+
+    def _resolve_features(self) -> frozenset:
+        base = set(host_cpu_features()) if self.uses_host_cpu else set(_implied_features(self.mcpu))
+        for toggle in self.mattr:
+            name = toggle.lstrip("+-")
+            (base.discard if toggle.startswith("-") else base.add)(name)
+        return frozenset(base)
+
+    def has_feature(self, name: str) -> bool:
+        return name in self.features
+
+    @property
+    def vector_width_bits(self) -> int:
+        """Widest SIMD register the code may use: 512 (AVX-512), 256 (AVX2) or 128."""
+        if "avx512f" in self.features:
+            return 512
+        if "avx2" in self.features or "avx" in self.features:
+            return 256
+        return 128
+
+    def vector_lanes(self, dtype_bits: int = 32) -> int:
+        """Lanes of one SIMD register for elements of ``dtype_bits`` (16 for float32 on AVX-512)."""
+        return max(1, self.vector_width_bits // dtype_bits)
+
+    @property
+    def llvm_features(self) -> str:
+        """Feature string for LLVM's TargetMachine: host features plus explicit toggles."""
+        if self.uses_host_cpu:
+            enabled = {f"+{f}" for f in self.features}
+            return ",".join(sorted(enabled | set(self.mattr)))
+        return ",".join(self.mattr)
+
+    # -- context -----------------------------------------------------------------------
+    @classmethod
+    def current(cls, allow_none: bool = True) -> "Target | None":
+        """The innermost target of ``with Target(...):``; None (or an error) outside."""
+        stack = getattr(cls._local, "stack", [])
+        if stack:
+            return stack[-1]
+        if allow_none:
+            return None
+        raise TargetError("no target is in scope: use `with Target('llvm'):` or pass target=")
+
+    def __enter__(self) -> "Target":
+        if not hasattr(Target._local, "stack"):
+            Target._local.stack = []
+        Target._local.stack.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        Target._local.stack.pop()
+
+    # -- printing / comparison ---------------------------------------------------------
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"Target({self._text!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Target) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(self._text)
+
+    def export(self) -> dict:
+        """The target as a dict (TVM's ``Target.export``)."""
+        return {"kind": self.kind.name, "mcpu": self.mcpu, "mattr": list(self.mattr),
+                "num-cores": self.num_cores, "keys": list(self.keys)}
+
+
+_AVX512_CPUS = ("znver4", "znver5", "skylake-avx512", "cascadelake", "cooperlake", "icelake",
+                 "tigerlake", "rocketlake", "sapphirerapids", "graniterapids", "emeraldrapids",
+                 "cannonlake", "knl", "knm", "x86-64-v4")
+_AVX2_CPUS = ("haswell", "broadwell", "skylake", "znver1", "znver2", "znver3", "alderlake",
+              "raptorlake", "meteorlake", "arrowlake", "lunarlake", "gracemont", "x86-64-v3")
+
+
+def _implied_features(mcpu: str) -> tuple:
+    """The SIMD features a named CPU implies (enough to pick a vector width)."""
+    if mcpu.startswith(_AVX512_CPUS):
+        return ("avx", "avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl")
+    if mcpu.startswith(_AVX2_CPUS):
+        return ("avx", "avx2", "fma")
+    return ()
+
+
+def _parse(text: str) -> tuple[str, dict]:
+    """``"llvm -mcpu=znver5 --num-cores=2"`` -> ``("llvm", {"mcpu": "znver5", "num_cores": 2})``."""
+    words = text.split()
+    kind = words[0]
+    if kind not in KNOWN_KINDS:
+        raise TargetError(f"unknown target kind {kind!r} in {text!r}: expected one of "
+                          f"{sorted(KNOWN_KINDS)}")
+    options: dict = {}
+    for word in words[1:]:
+        if not word.startswith("-"):
+            raise TargetError(f"target option {word!r} in {text!r} should look like -key=value")
+        key, _, value = word.lstrip("-").partition("=")
+        key = key.replace("-", "_")
+        if key in _INT_OPTIONS:
+            try:
+                value = int(value)
+            except ValueError:
+                raise TargetError(f"target option -{key} expects an integer, found {value!r} "
+                                  f"in {text!r}") from None
+        options[key] = value if value != "" else True
+    return kind, options
+
+
+def _dict_to_string(config: dict) -> str:
+    parts = [str(config.get("kind", "llvm"))]
+    for key, value in config.items():
+        if key == "kind":
+            continue
+        value = ",".join(value) if isinstance(value, (list, tuple)) else value
+        parts.append(f"-{key.replace('_', '-')}={value}")
+    return " ".join(parts)
+
+
+@lru_cache(maxsize=None)
+def host_cpu_name() -> str:
+    """LLVM's name of the CPU we run on (``"znver4"``, ``"skylake-avx512"``...)."""
+    import llvmlite.binding as llvm
+    return llvm.get_host_cpu_name()
+
+
+@lru_cache(maxsize=None)
+def host_cpu_features() -> frozenset:
+    """The features LLVM reports enabled on the host (``{"avx2", "avx512f", "fma", ...}``)."""
+    import llvmlite.binding as llvm
+    return frozenset(name for name, on in llvm.get_host_cpu_features().items() if on)
+
+
+@lru_cache(maxsize=None)
+def _cache_sizes() -> tuple[int, int]:
+    """(L1 data, L2) cache bytes of cpu0 from sysfs; common defaults where unreadable."""
+    sizes = dict(_DEFAULT_CACHE_BYTES)
+    root = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for index in sorted(os.listdir(root)):
+            if not index.startswith("index"):
+                continue
+            level = _read(f"{root}/{index}/level")
+            kind = _read(f"{root}/{index}/type")
+            size = _parse_size(_read(f"{root}/{index}/size"))
+            if level == "1" and kind == "Data" and size:
+                sizes["l1d"] = size
+            elif level == "2" and size:
+                sizes["l2"] = size
+    except OSError:
+        pass
+    return sizes["l1d"], sizes["l2"]
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read().strip()
+
+
+def _parse_size(text: str) -> int:
+    """``"32K"`` -> 32768; ``"1024K"`` -> 1048576; ``""`` -> 0."""
+    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+    if not text:
+        return 0
+    if text[-1] in units:
+        return int(text[:-1]) * units[text[-1]]
+    return int(text)
