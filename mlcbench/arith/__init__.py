@@ -11,6 +11,6 @@ The :class:`Analyzer` is the entry point, spelled as in TVM::
 from .analyzer import Analyzer, simplify
 from .bound import ConstIntBound
 from .int_set import IntSet, eval_set, intersect, union
-from .iter_affine_map import (IterMapResult, IterMark, IterSplitExpr, IterSumExpr,
+from .iter_affine_map import (IterMapLevel, IterMapResult, IterMark, IterSplitExpr, IterSumExpr,
                               detect_iter_map, inverse_affine_iter_map, inverse_affine_map,
                               is_affine_binding, normalize_iter_map_to_expr)

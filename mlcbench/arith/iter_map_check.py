@@ -88,11 +88,18 @@ def _to_expr(node):
         value = _to_expr(node.source)
         if not (type(node.lower_factor) is E.IntImm and node.lower_factor.value == 1):
             value = E.binary(E.FloorDiv, value, node.lower_factor)
-        value = E.binary(E.FloorMod, value, node.extent)
+        whole = E.binary(E.Mul, node.lower_factor, node.extent)
+        if not _provably_equal(whole, node.source.extent):
+            value = E.binary(E.FloorMod, value, node.extent)
         return E.binary(E.Mul, value, node.scale)
     if isinstance(node, IterMark):
         return node.source if isinstance(node.source, E.Var) else _to_expr(node.source)
     return node
+
+
+def _provably_equal(a, b) -> bool:
+    from .analyzer import Analyzer
+    return Analyzer().can_prove_equal(a, b)
 
 
 def inverse_affine_iter_map(indices, outputs, analyzer=None) -> dict:

@@ -85,6 +85,13 @@ def min_max_by_bounds(simp, expr):
     return None
 
 
+def min_max_constant_last(simp, expr):
+    """``min(4, x) -> min(x, 4)``: constants go to the right, as in sums."""
+    if type(expr.a) is E.IntImm and type(expr.b) is not E.IntImm:
+        return simp.visit(make(type(expr), expr.b, expr.a))
+    return None
+
+
 def nested_min_max_constants(simp, expr):
     """``min(min(x, 4), 8) -> min(x, 4)``: merge constant bounds of the same operator."""
     cls, a, b = type(expr), expr.a, expr.b
@@ -136,7 +143,10 @@ def compare_move_constant(simp, expr):
 
 
 def known_fact(simp, expr):
-    """A condition given to ``constraint_scope`` (or its negation) is decided."""
+    """A condition given to ``constraint_scope`` (or its negation) is decided.
+
+    Applied to every boolean result, after the rules of its node type.
+    """
     facts = simp.ctx.true_facts
     if facts:
         value = facts.get(simp.key(expr))
@@ -200,12 +210,12 @@ RULES = {
     E.FloorMod: [floormod_by_const],
     E.Div: [truncdiv_of_non_negative],
     E.Mod: [truncdiv_of_non_negative],
-    E.Min: [min_max_by_bounds, nested_min_max_constants],
-    E.Max: [min_max_by_bounds, nested_min_max_constants],
-    E.And: [and_or_constants, known_fact],
-    E.Or: [and_or_constants, known_fact],
-    E.Not: [not_rules, known_fact],
+    E.Min: [min_max_by_bounds, min_max_constant_last, nested_min_max_constants],
+    E.Max: [min_max_by_bounds, min_max_constant_last, nested_min_max_constants],
+    E.And: [and_or_constants],
+    E.Or: [and_or_constants],
+    E.Not: [not_rules],
     E.Select: [select_known_condition],
     E.Call: [select_known_condition],
-    **{cmp: [compare_by_bounds, known_fact, compare_move_constant] for cmp in _DECIDE},
+    **{cmp: [compare_by_bounds, compare_move_constant] for cmp in _DECIDE},
 }

@@ -70,8 +70,13 @@ class ExprSimplifier:
         return expr_size(expr, self.size_memo)
 
     def smaller(self, candidate, original):
-        """The canonical ``candidate`` unless it is larger than ``original``."""
-        return candidate if self.size(candidate) <= self.size(original) else original
+        """The canonical ``candidate`` unless it is larger than (or the same as) ``original``.
+
+        Returning ``original`` itself when nothing changed lets mutators keep sharing.
+        """
+        if self.size(candidate) > self.size(original) or self.key(candidate) == self.key(original):
+            return original
+        return candidate
 
     # -- traversal --------------------------------------------------------------------
     def visit(self, expr: E.PrimExpr) -> E.PrimExpr:
@@ -94,7 +99,7 @@ class ExprSimplifier:
             return self.ctx.substitutions.get(expr, expr)
         if isinstance(expr, E.BinaryOp):
             a, b = self.visit(expr.a), self.visit(expr.b)
-            if a is expr.a and b is expr.b:
+            if a is expr.a and b is expr.b and not (isinstance(a, _IMMS) and isinstance(b, _IMMS)):
                 return expr
             try:
                 return E.binary(cls, a, b)
@@ -122,7 +127,11 @@ class ExprSimplifier:
         for rule in RULES.get(type(expr), ()):
             result = rule(self, expr)
             if result is not None:
-                return result
+                expr = result
+                break
+        if self.ctx.true_facts and expr.dtype.is_bool and type(expr) is not E.IntImm:
+            decided = known_fact(self, expr)
+            expr = expr if decided is None else decided
         return expr
 
     def _visit_let(self, expr: E.Let):
@@ -231,6 +240,9 @@ class ExprSimplifier:
         return s
 
 
+_IMMS = (E.IntImm, E.FloatImm)
+
+
 # -- small predicates ---------------------------------------------------------------------
 
 def _positive_const(expr) -> bool:
@@ -260,4 +272,4 @@ def _split_divisible(s: LinearSum, c: int):
     return quotient, rest
 
 
-from .rules import RULES  # noqa: E402  (the rule table refers to ExprSimplifier's helpers)
+from .rules import RULES, known_fact  # noqa: E402  (the rule table refers to ExprSimplifier's helpers)

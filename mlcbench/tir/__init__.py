@@ -14,3 +14,4 @@ from .stmt import (Allocate, AssertStmt, Block, BlockRealize, BufferStore, DeclB
                    Evaluate, For, ForKind, IfThenElse, IterType, IterVar, LetStmt, SeqStmt,
                    Stmt, seq)
 from ..ir.errors import ScheduleError
+from .schedule import BlockRV, ExprRV, Instruction, LoopRV, Schedule, Trace

@@ -41,6 +41,8 @@ def expressions(variables):
             st.tuples(children, children).map(lambda ab: ab[0] * ab[1]),
             st.tuples(children, divisor).map(lambda ab: ab[0] // ab[1]),
             st.tuples(children, divisor).map(lambda ab: ab[0] % ab[1]),
+            st.tuples(children, divisor).map(lambda ab: tir.truncdiv(*ab)),
+            st.tuples(children, divisor).map(lambda ab: tir.truncmod(*ab)),
             st.tuples(children, children).map(lambda ab: tir.min(*ab)),
             st.tuples(children, children).map(lambda ab: tir.max(*ab)),
             st.tuples(st.sampled_from([E.LT, E.LE, E.EQ, E.NE]), children, children, children,

@@ -4,7 +4,7 @@ from mlcbench import tir
 from mlcbench.ir import assert_structural_equal, structural_equal
 from mlcbench.script import ir as I
 from mlcbench.script import tir as T
-from mlcbench.tir import (Add, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore,
+from mlcbench.tir import (Add, Block, BlockRealize, BufferRegion, BufferStore,
                           For, ForKind, IntImm, IterType, IterVar, Max, Mul, PrimFunc, Range,
                           SeqStmt, Var, decl_buffer)
 

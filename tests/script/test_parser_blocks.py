@@ -237,26 +237,6 @@ def test_nested_blocks_inner_regions_use_bindings():
     assert [r.buffer.name for r in outer.writes] == ["A"] and outer.reads == ()
 
 
-def test_fallback_detector_substitutes_inner_bindings():
-    from mlcbench.script.parser.access import fallback_block_access
-
-    @T.prim_func
-    def f(A: T.Buffer((16,), "float32")):
-        for io in range(4):
-            with T.block("outer"):
-                vo = T.axis.spatial(4, io)
-                T.reads()
-                T.writes()
-                for ii in range(4):
-                    with T.block("inner"):
-                        vi = T.axis.spatial(16, vo * 4 + ii)
-                        A[vi] = A[vi + 1] + A[0]
-
-    reads, writes = fallback_block_access(_blocks(f)["outer"].block)
-    assert _region_text(writes) == ["A[vo * 4 + ii:+1]"]
-    assert _region_text(reads) == ["A[0:+16]"]       # two different points: whole dim
-
-
 def test_block_statements_outside_block_are_errors():
     with pytest.raises(ParseError, match=r"T.reads is only allowed inside `with T.block"):
         @T.prim_func
@@ -275,3 +255,15 @@ def test_block_statements_outside_block_are_errors():
                     with T.init():
                         A[0] = T.float32(0)
                     A[0] = A[0] + T.float32(1)
+
+
+def test_remap_of_one_loop_gives_one_variable():
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            with T.block("A"):
+                vi = T.axis.remap("S", [i])
+                A[vi] = T.float32(0)
+
+    (iter_var,) = _blocks(f)["A"].block.iter_vars
+    assert iter_var.var.name == "vi" and iter_var.iter_type == IterType.DATA_PAR

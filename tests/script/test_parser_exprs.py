@@ -127,7 +127,6 @@ def test_python_values_fold_before_becoming_ir():
 
 
 def test_old_tir_max_spelling():
-    from mlcbench.tir import max as tir_max  # noqa: F401 -- the course wrote tir.max
     func = from_source("""
 @T.prim_func
 def g(A: T.Buffer((4,), "float32")):

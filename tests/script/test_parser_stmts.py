@@ -217,3 +217,49 @@ def test_assigning_twice_with_chained_assignment_is_an_error():
 def f(A: T.Buffer((4,), "float32")):
     x = y = 1
 """)
+
+
+def test_slices_as_values_are_vector_accesses():
+    @T.prim_func
+    def f(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
+        for i in range(4):
+            B[i, 0:4] = A[i, 4:8] + T.Broadcast(T.float32(1), 4)
+
+    store = f.body.body
+    assert store.indices[1].lanes == 4 and int(store.indices[1].base) == 0
+    load = store.value.a
+    assert load.dtype == "float32x4" and int(load.indices[1].base) == 4
+    assert load.indices[0] is f.body.loop_var
+
+
+def test_slice_with_symbolic_length_cannot_be_a_value():
+    with pytest.raises(ParseError, match="constant slice length"):
+        from_source("""
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), n: T.int32):
+    A[0:n] = T.float32(0)
+""")
+
+
+def test_tuple_of_symbolic_vars_takes_the_target_names():
+    func = from_source("""
+@T.prim_func
+def f(a: T.handle):
+    n, m = T.int64(), T.int64()
+    A = T.match_buffer(a, (n, m))
+    A[0, 0] = T.float32(0)
+""")
+    shape = func.buffer_map[func.params[0]].shape
+    assert [s.name for s in shape] == ["n", "m"] and shape[0].dtype == "int64"
+
+
+def test_decl_buffer_over_an_allocation_declares_the_allocated_buffer():
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        ptr = T.allocate([4], "float32", "global")
+        C = T.decl_buffer((4,), data=ptr)
+        C[0] = A[0]
+
+    alloc = f.body
+    assert isinstance(alloc, Allocate) and isinstance(alloc.body, DeclBuffer)
+    assert alloc.body.buffer is alloc.buffer and alloc.body.body.buffer is alloc.buffer

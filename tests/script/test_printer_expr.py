@@ -177,3 +177,10 @@ def test_parentheses_preserve_the_tree(expr):
     text = str(expr)
     tree = ast.parse(text, mode="eval").body
     assert py_shape(tree) == ir_shape(expr), text
+
+
+def test_long_chains_print_without_recursion_errors():
+    total = i
+    for _ in range(3000):
+        total = total + j
+    assert str(total) == "i" + " + j" * 3000

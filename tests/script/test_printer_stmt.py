@@ -159,3 +159,15 @@ def test_decl_buffer_views_existing_memory():
         A_flat = T.decl_buffer((16384,), data=A.data)
         A_flat[i] = T.float32(0)
     """)
+
+
+def test_other_tir_objects_print_as_script_calls():
+    from mlcbench.tir.stmt import IterType, IterVar
+    shared = tir.decl_buffer((n, 4), "int8", "S", scope="shared")
+    assert shared.script() == 'T.Buffer((n, 4), "int8", scope="shared")'
+    assert str(E.Range(2, 8)) == "T.Range(2, 10)"
+    reduce_var = IterVar(E.Range(0, 8), E.Var("vk"), IterType.COMM_REDUCE)
+    assert str(reduce_var) == 'T.iter_var(vk, T.Range(0, 8), "CommReduce", "")'
+    tile = tir.decl_buffer((4,), "float32", "tile")
+    match = tir.MatchBufferRegion(tile, tir.BufferRegion(A, (E.Range(i * 4, 4),)))
+    assert str(match) == "tile = T.match_buffer(A[i * 4:i * 4 + 4], (4,))"

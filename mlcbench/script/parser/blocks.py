@@ -17,8 +17,16 @@ from __future__ import annotations
 
 from ...tir.expr import IntImm
 from ...tir.stmt import Block, BlockRealize
-from .access import detect_block_access
 from .builder import BlockFrame, Builder
+
+
+def detect_block_access(block: Block, buffer_var_map: dict) -> tuple[tuple, tuple]:
+    """(reads, writes) TVM would infer for a block written without T.reads/T.writes:
+    loops inside the block are relaxed to their ranges, and a reduction with T.init()
+    does not read the buffer it writes."""
+    from ...tir.analysis import get_block_read_write_region   # imported when first needed
+    reads, writes = get_block_read_write_region(block, buffer_var_map)
+    return tuple(reads), tuple(writes)
 
 
 def true_predicate() -> IntImm:

@@ -18,7 +18,7 @@ from ...tir import expr as E
 from ...tir import op as tir_op
 from ...tir.buffer import Buffer
 from .builder import naming
-from .regions import subscript
+from .regions import as_value, subscript
 from .source import Source
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -77,7 +77,7 @@ class Evaluator:
         if method is None:
             raise self.source.error(node, f"{type(node).__name__} expressions are not "
                                           "supported in TVMScript")
-        if isinstance(node, ast.Call):
+        if isinstance(node, (ast.Call, ast.Subscript)):
             return method(node, hint)
         return method(node)
 
@@ -144,7 +144,7 @@ class Evaluator:
         return self._apply(node, _BINARY[type(node.op)], a, b)
 
     def eval_UnaryOp(self, node):
-        value = self.eval(node.operand)
+        value = as_value(self.eval(node.operand))
         if isinstance(node.op, ast.Not):
             return E.Not(value) if isinstance(value, E.PrimExpr) else not value
         if isinstance(node.op, ast.UAdd):
@@ -180,6 +180,7 @@ class Evaluator:
         return self.eval(node.body) if test else self.eval(node.orelse)
 
     def _apply(self, node, op, *args, binary=False):
+        args = tuple(as_value(a) for a in args)
         try:
             return E.binary(op, *args) if binary else op(*args)
         except ParseError as err:
@@ -191,13 +192,14 @@ class Evaluator:
         return err if err.span is not None else self.error(node, err.message)
 
     # -- subscripts and calls -----------------------------------------------------------
-    def eval_Subscript(self, node):
+    def eval_Subscript(self, node, hint=None):
         owner = self.eval(node.value)
         index = self.eval(node.slice)
         try:
             if isinstance(owner, Buffer):
                 return subscript(owner, index if isinstance(index, tuple) else (index,))
-            return owner[index]
+            with naming(hint):              # T.Buffer[(128,), "float32"] names its buffer
+                return owner[index]
         except ParseError as err:
             raise self._located(node, err) from None
         except (_CALL_ERRORS + (AttributeError,)) as err:
@@ -214,6 +216,9 @@ class Evaluator:
                 kwargs[keyword.arg] = self.eval(keyword.value)
         if not callable(func):
             raise self.error(node.func, f"{ast.unparse(node.func)} is not callable")
+        if not getattr(func, "takes_regions", False):
+            args = [as_value(a) for a in args]
+            kwargs = {k: as_value(v) for k, v in kwargs.items()}
         try:
             with naming(hint):
                 return func(*args, **kwargs)

@@ -67,6 +67,25 @@ def subscript(buffer: Buffer, indices: tuple):
     return make_load(buffer, indices)
 
 
+def region_to_load(region: BufferRegion) -> BufferLoad:
+    """``A[0, 0:4]`` used as a value: a vector load with a Ramp index (as TVM prints it)."""
+    indices = []
+    for rng in region.region:
+        if isinstance(rng.extent, IntImm) and rng.extent.value == 1:
+            indices.append(rng.min)
+        elif isinstance(rng.extent, IntImm):
+            indices.append(Ramp(rng.min, const(1, rng.min.dtype), rng.extent.value))
+        else:
+            raise ParseError(f"{region.buffer.name}[...]: a vector access needs a constant "
+                             f"slice length, found {rng.extent.script()}")
+    return BufferLoad(region.buffer, tuple(indices))
+
+
+def as_value(value):
+    """Regions become vector loads where an expression is expected."""
+    return region_to_load(value) if isinstance(value, BufferRegion) else value
+
+
 def as_region(value) -> BufferRegion:
     """Region of a whole buffer, a point load, or a region (``T.reads`` arguments)."""
     if isinstance(value, BufferRegion):

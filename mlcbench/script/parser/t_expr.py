@@ -92,7 +92,7 @@ class BufferType:
         builder = current_builder()
         if builder is not None and data is not None and data in builder.allocations:
             allocated = builder.allocations[data]
-            if _same_layout(allocated, shape, dtype, scope, strides, elem_offset):
+            if same_layout(allocated, shape, dtype, scope, strides, elem_offset):
                 return allocated
         buffer = make_buffer(shape, dtype, data, strides, elem_offset, scope, align,
                              offset_factor, buffer_type, axis_separators)
@@ -109,7 +109,7 @@ class BufferType:
         return "T.Buffer"
 
 
-def _same_layout(buffer, shape, dtype, scope, strides, elem_offset) -> bool:
+def same_layout(buffer, shape, dtype, scope, strides, elem_offset) -> bool:
     """Is ``T.Buffer(shape, dtype, data=ptr)`` just the buffer ``T.allocate`` made?"""
     from ...ir.structural import structural_equal
     shape = tuple(E.convert(s) for s in _shape_tuple(shape))

@@ -21,7 +21,7 @@ from ...tir.expr import FloatImm, IntImm, PrimExpr, Range, StringImm, Var, const
 from .builder import current_builder, name_hint, name_hints, require_builder
 from .linear import extent_between
 from .regions import as_region, flatten_regions
-from .t_expr import make_buffer
+from .t_expr import make_buffer, same_layout
 
 
 def plain_value(value):
@@ -197,16 +197,17 @@ class _Axis:
 
     S, R = spatial, reduce
 
-    def remap(self, kinds: str, bindings, dtype="int32") -> list:
+    def remap(self, kinds: str, bindings, dtype="int32"):
         """``vi, vj, vk = T.axis.remap("SSR", [i, j, k])``: one axis per loop variable,
-        with the loop's range as domain ("S" spatial, "R" reduction)."""
+        with the loop's range as domain ("S" spatial, "R" reduction). One kind gives one
+        variable: ``vi = T.axis.remap("S", [i])``."""
         builder = require_builder("T.axis.remap")
         frame = builder.innermost_block("T.axis.remap")
         bindings = list(bindings) if isinstance(bindings, (list, tuple)) else [bindings]
         if len(kinds) != len(bindings):
             raise ParseError(f"T.axis.remap: {len(kinds)} iterator kinds {kinds!r} but "
                              f"{len(bindings)} loop variables")
-        names = name_hints(len(bindings))
+        names = name_hints(len(bindings)) if len(bindings) > 1 else [name_hint("v")]
         result = []
         for kind, binding, name in zip(kinds, bindings, names):
             iter_type = {"S": S.IterType.DATA_PAR, "R": S.IterType.COMM_REDUCE}.get(kind)
@@ -220,7 +221,7 @@ class _Axis:
             frame.iter_vars.append(S.IterVar(builder.loop_ranges[binding], var, iter_type, ""))
             frame.iter_values.append(binding)
             result.append(var)
-        return result
+        return result[0] if len(result) == 1 else result
 
 
 axis = _Axis()
@@ -315,9 +316,15 @@ def decl_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=Non
                 axis_separators=None) -> Buffer:
     """``B = T.decl_buffer((128,), "float32", data=ptr)``: a buffer over existing memory
     for the rest of the body (without ``data=`` it allocates its own)."""
-    buffer = make_buffer(shape, dtype, data, strides, elem_offset, scope, align,
-                         offset_factor, "", axis_separators)
     builder = current_builder()
+    allocated = builder.allocations.get(data) if builder is not None and data is not None \
+        else None
+    if allocated is not None and same_layout(allocated, shape, dtype, scope, strides,
+                                             elem_offset):
+        buffer = allocated            # Allocate(buf, DeclBuffer(buf, ...)) as printed
+    else:
+        buffer = make_buffer(shape, dtype, data, strides, elem_offset, scope, align,
+                             offset_factor, "", axis_separators)
     if builder is not None:
         builder.declare_buffer(buffer)
         if data is None:
@@ -337,6 +344,10 @@ def allocate(extents, dtype, scope="global", condition=True, annotations=None) -
     attrs = plain_value(dict(annotations or {}))
     builder.emit_wrapper(lambda rest: S.Allocate(buffer, rest, attrs))
     return buffer.data
+
+
+for _fn in (reads, writes, match_buffer):
+    _fn.takes_regions = True     # the evaluator keeps A[0:4] a region for these
 
 
 # -- plain statements -------------------------------------------------------------------

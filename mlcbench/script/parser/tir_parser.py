@@ -17,7 +17,8 @@ from ...tir.buffer import Buffer, BufferRegion
 from ...tir.function import PrimFunc
 from .builder import BlockFrame, Builder, building
 from .evaluator import Evaluator
-from .regions import make_load
+from ...ir.errors import ParseError
+from .regions import as_value, make_load, make_region, region_to_load
 from .source import Source
 from .t_expr import DTypeFunc
 from .t_stmt import BlockSpec, InitSpec, LetSpec, LoopSpec, serial, thread_iter_var
@@ -89,11 +90,11 @@ class TIRParser:
         return PrimFunc(tuple(frame.params), body, buffer_map, attrs)
 
     def parse_params(self, args: ast.arguments) -> None:
-        extra = args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg
-        if extra or args.defaults:
-            raise self.error(args.vararg or args.kwarg or (args.kwonlyargs or args.defaults
-                             or args.posonlyargs)[0],
-                             "TVMScript parameters are plain `name: annotation` pairs")
+        extras = [*args.posonlyargs, args.vararg, *args.kwonlyargs, args.kwarg, *args.defaults]
+        extras = [node for node in extras if node is not None]
+        if extras:
+            raise self.error(extras[0], "TVMScript parameters are plain `name: annotation` "
+                                        "pairs (no defaults, *args, keyword-only or / markers)")
         for arg in args.args:
             if arg.annotation is None:
                 raise self.error(arg, f"parameter '{arg.arg}' needs a type annotation such as "
@@ -147,7 +148,7 @@ class TIRParser:
     def visit_Expr(self, stmt):
         if _is_docstring(stmt):
             return
-        value = self.eval(stmt.value)
+        value = as_value(self.eval(stmt.value))
         if value is None:
             return
         if isinstance(value, (E.PrimExpr, int, float)):
@@ -187,7 +188,10 @@ class TIRParser:
                 raise self.error(elt, "can only unpack into plain names")
             self.check_assignable(elt)
             names.append(elt.id)
-        value = self.eval(value_node, hint=tuple(names))
+        if isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(names):
+            value = [self.eval(elt, hint=name) for elt, name in zip(value_node.elts, names)]
+        else:                               # vi, vj = T.axis.remap("SS", [i, j])
+            value = self.eval(value_node, hint=tuple(names))
         if not isinstance(value, (list, tuple)) or len(value) != len(names):
             count = len(value) if isinstance(value, (list, tuple)) else "a single value"
             raise self.error(target, f"cannot unpack {count} into {len(names)} names "
@@ -248,17 +252,20 @@ class TIRParser:
                                            "buffer elements can be assigned")
         index = self.eval(target.slice)
         indices = index if isinstance(index, tuple) else (index,)
-        if any(isinstance(i, slice) for i in indices):
-            raise self.error(target, "storing into a slice is not supported; store elements "
-                                     "one by one or use T.Ramp indices")
         if len(indices) != len(buffer.shape):
             raise self.error(target, f"buffer {buffer.name} has {len(buffer.shape)} "
                                      f"dimension(s), but is indexed with {len(indices)} "
                                      "index(es)")
+        if any(isinstance(i, slice) for i in indices):     # A[0:4] = ...: a vector store
+            try:
+                return buffer, region_to_load(make_region(buffer, indices)).indices
+            except ParseError as err:
+                raise self.error(target, err.message) from None
         return buffer, tuple(E.convert(i) for i in indices)
 
     def store(self, target: ast.Subscript, value) -> None:
         buffer, indices = self.store_target(target)
+        value = as_value(value)
         if isinstance(value, (BufferRegion, Buffer)) or not isinstance(
                 value, (E.PrimExpr, bool, int, float)):
             raise self.error(target, f"cannot store a {type(value).__name__} into "

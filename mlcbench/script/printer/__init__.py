@@ -20,6 +20,8 @@ does not know (Relax IR) are left to printers registered later.
 """
 from __future__ import annotations
 
+import sys
+
 from ...ir.module import IRModule
 from ...ir.node import register_printer
 from ...tir import expr as E
@@ -27,6 +29,7 @@ from ...tir.buffer import Buffer, BufferRegion, MatchBufferRegion
 from ...tir.function import PrimFunc
 from ...tir.stmt import IterVar, Stmt
 from .diff import print_diff
+from .expr import quote
 from .function import TIR_IMPORT, TIRPrinter, format_fragment, format_prim_func
 from .module import can_print_module, format_ir_module, register_function_printer
 
@@ -49,16 +52,37 @@ def script(obj, name: str | None = None, indent_spaces: int = 4,
     ``name`` names a standalone PrimFunc (default: its ``global_symbol``, else
     ``"main"``) or the class of an IRModule (default ``"Module"``).
     """
+    text = _with_deep_recursion(_dispatch, obj, name, indent_spaces)
+    if text is None:
+        return None                  # not TIR: another printer's options are not ours to judge
     unknown = set(options) - _IGNORED_OPTIONS
     if unknown:
         raise TypeError(f"script() got unknown option(s) {sorted(unknown)}; it accepts name, "
                         f"indent_spaces, print_line_numbers and TVM's {sorted(_IGNORED_OPTIONS)}")
-    text = _dispatch(obj, name, indent_spaces)
-    if text is not None and print_line_numbers:
+    if print_line_numbers:
         lines = text.split("\n")
         width = len(str(len(lines)))
         text = "\n".join(f"{k:>{width}} {line}" for k, line in enumerate(lines, 1))
     return text
+
+
+def _with_deep_recursion(fn, *args):
+    """Long expression chains (an unrolled sum of 2000 terms) nest deeper than Python's
+    default limit; pure-Python recursion is cheap on 3.11+, so allow more while printing."""
+    limit = sys.getrecursionlimit()
+    if limit < _PRINT_RECURSION_LIMIT:
+        sys.setrecursionlimit(_PRINT_RECURSION_LIMIT)
+    try:
+        return fn(*args)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+_PRINT_RECURSION_LIMIT = 50_000
+
+# IterVar kinds as TVM spells them in ``T.iter_var``.
+_ITER_TYPE_NAMES = {"DATA_PAR": "DataPar", "COMM_REDUCE": "CommReduce", "ORDERED": "Ordered",
+                    "OPAQUE": "Opaque", "THREAD_INDEX": "ThreadIndex"}
 
 
 def _dispatch(obj, name, indent) -> str | None:
@@ -80,8 +104,9 @@ def _dispatch(obj, name, indent) -> str | None:
         end = printer.expr(E.binary(E.Add, obj.min, obj.extent))
         return f"T.Range({printer.expr(obj.min)}, {end})"
     if isinstance(obj, IterVar):
+        kind = _ITER_TYPE_NAMES.get(obj.iter_type.name, obj.iter_type.name)
         return (f"T.iter_var({printer.expr(obj.var)}, {_dispatch(obj.dom, None, indent)}, "
-                f"{obj.iter_type.value!r}, {obj.thread_tag!r})")
+                f"{quote(kind)}, {quote(obj.thread_tag)})")
     return None
 
 

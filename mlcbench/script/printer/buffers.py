@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 
 from ...tir import expr as E
-from .expr import ExprPrinter, quote, var_creation
+from .expr import ExprPrinter, fold_add, quote, var_creation
 from .frames import Frame, Names, render
 
 
@@ -155,7 +155,6 @@ class ScopedPrinter(ExprPrinter):
     # -- regions ------------------------------------------------------------------------
     def region_text(self, region) -> str:
         """``A[vi, 0:128]``: a unit extent prints its index, a range ``min:min + extent``."""
-        from .expr import fold_add
         items = []
         for r in region.region:
             if isinstance(r.extent, E.IntImm) and r.extent.value == 1:

@@ -36,6 +36,8 @@ class Frame:
         """``header`` at this frame's depth, then the child's lines (already indented)."""
         self.lines.append((self.depth, header))
         self.lines.extend(child.lines)
+        if not child.lines and child.depth > self.depth:
+            self.lines.append((child.depth, "pass"))    # an empty SeqStmt body
 
 
 def sanitize(hint: str) -> str:

@@ -48,7 +48,7 @@ class TIRPrinter(BlockPrinter):
         return repr(v)
 
     # -- PrimFunc -----------------------------------------------------------------------
-    def prim_func(self, func, name: str) -> str:
+    def prim_func(self, func, name: str, private: bool = False) -> str:
         """The function's text at this printer's depth (the root frame is its body)."""
         frame = self.root
         inlined = self._inlinable_params(func)
@@ -69,7 +69,8 @@ class TIRPrinter(BlockPrinter):
                 frame.emit(f"{self.define_buffer(buffer, frame)} = {rhs}")
         self._function_body(func.body)
         pad = " " * (self.indent * (frame.depth - 1))
-        header = f"{pad}@T.prim_func\n{pad}def {name}({', '.join(params)}):\n"
+        decorator = "@T.prim_func(private=True)" if private else "@T.prim_func"
+        header = f"{pad}{decorator}\n{pad}def {name}({', '.join(params)}):\n"
         return header + self.text()
 
     @staticmethod
@@ -136,13 +137,17 @@ def contains_block(stmt) -> bool:
 
 # -- entry points ---------------------------------------------------------------------------
 
-def format_prim_func(func, name: str | None = None, depth: int = 0, indent: int = 4) -> str:
+def format_prim_func(func, name: str | None = None, depth: int = 0, indent: int = 4,
+                     in_module: bool = False) -> str:
     """One PrimFunc without import header, starting at indentation ``depth``.
 
-    The Relax printer calls this for the TIR functions of a mixed module.
+    In a module, a function without ``global_symbol`` is ``@T.prim_func(private=True)``
+    (reading it back must not give it one). The Relax printer calls this for the TIR
+    functions of a mixed module.
     """
     name = name or func.attrs.get("global_symbol") or "main"
-    return TIRPrinter(depth=depth + 1, indent=indent).prim_func(func, name)
+    private = in_module and "global_symbol" not in func.attrs
+    return TIRPrinter(depth=depth + 1, indent=indent).prim_func(func, name, private)
 
 
 def format_fragment(obj, indent: int = 4) -> str:

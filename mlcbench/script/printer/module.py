@@ -39,7 +39,7 @@ def register_function_printer(func_type: type, printer: Callable, import_line: s
 
 
 def _prim_func_printer(func, name, depth, indent):
-    return format_prim_func(func, name, depth=depth, indent=indent)
+    return format_prim_func(func, name, depth=depth, indent=indent, in_module=True)
 
 
 register_function_printer(PrimFunc, _prim_func_printer, TIR_IMPORT)

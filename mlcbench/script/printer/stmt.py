@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ...tir import expr as E
 from ...tir.functor import uses_var
-from ...tir.stmt import ForKind, SeqStmt
+from ...tir.stmt import For, ForKind, SeqStmt
 from .buffers import ScopedPrinter
 from .expr import dtype_annotation, fold_add, quote
 
@@ -113,7 +113,6 @@ class StmtPrinter(ScopedPrinter):
     def _grid_chain(loop) -> list:
         """The loops that fold into one ``T.grid``: serial, from 0, not annotated, and
         with extents that do not depend on the loops outside them in the chain."""
-        from ...tir.stmt import For
         chain, chain_vars = [], set()
         while isinstance(loop, For):
             if (loop.kind != ForKind.SERIAL or not is_const(loop.min, 0) or loop.annotations

@@ -10,3 +10,4 @@ from .pipeline import default_lowering_pipeline, lower
 from .remove_no_op import RemoveNoOp
 from .unroll_loop import UnrollLoop
 from .vectorize_loop import VectorizeLoop
+from .simplify import Simplify

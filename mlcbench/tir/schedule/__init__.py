@@ -1,0 +1,4 @@
+"""The TensorIR Schedule: pure primitives behind a recording, transactional facade."""
+from ...ir.errors import ScheduleError
+from .schedule import Schedule
+from .trace import BlockRV, ExprRV, Instruction, LoopRV, Trace

@@ -1,0 +1,64 @@
+"""Loop kinds and annotations: parallel, vectorize, unroll, annotate, unannotate.
+
+``parallel``/``vectorize`` require that every block below binds the loop only to
+spatial iter vars: running reduction steps at once would race on the accumulator.
+"""
+from __future__ import annotations
+
+from ..errors import fail
+from ..ir_utils import block_realizes_under, find_block, find_loop, replace_stmts, uses_any
+from ...expr import Var
+from ...function import PrimFunc
+from ...stmt import ForKind, IterType
+
+
+def _check_spatial_only(func, primitive: str, loop) -> None:
+    for realize in block_realizes_under(loop.body):
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            if iv.iter_type != IterType.DATA_PAR and uses_any(value, [loop.loop_var]):
+                fail(primitive, f"loop {loop.loop_var.name!r} is bound to the "
+                     f"{iv.iter_type.value} iter var {iv.var.name!r} of block "
+                     f"{realize.block.name_hint!r}; only loops bound to spatial iter vars can "
+                     f"be {'parallelized' if primitive == 'parallel' else 'vectorized'}",
+                     func, loops=[loop.loop_var], blocks=[realize.block.name_hint])
+
+
+def set_loop_kind(func: PrimFunc, loop_var: Var, kind: ForKind, primitive: str) -> PrimFunc:
+    """Mark a loop parallel / vectorized / unrolled / serial."""
+    loop = find_loop(func, loop_var, primitive).node
+    if kind in (ForKind.PARALLEL, ForKind.VECTORIZED):
+        _check_spatial_only(func, primitive, loop)
+    if loop.kind not in (ForKind.SERIAL, kind) and kind != ForKind.SERIAL:
+        fail(primitive, f"loop {loop_var.name!r} is already {loop.kind.value}", func,
+             loops=[loop_var])
+    return replace_stmts(func, {loop: loop.replace(kind=kind)})
+
+
+def _target(func, block_name, loop_var, primitive):
+    if block_name is not None:
+        realize = find_block(func, block_name, primitive).node
+        return realize, realize.block
+    loop = find_loop(func, loop_var, primitive).node
+    return loop, loop
+
+
+def annotate(func: PrimFunc, key: str, value, block_name=None, loop_var=None) -> PrimFunc:
+    """Set ``annotations[key] = value`` on a block or a loop."""
+    holder, node = _target(func, block_name, loop_var, "annotate")
+    new_node = node.replace(annotations={**node.annotations, key: value})
+    new = holder.replace(block=new_node) if holder is not node else new_node
+    return replace_stmts(func, {holder: new})
+
+
+def unannotate(func: PrimFunc, key: str, block_name=None, loop_var=None) -> PrimFunc:
+    """Remove the annotation ``key`` from a block or a loop."""
+    holder, node = _target(func, block_name, loop_var, "unannotate")
+    if key not in node.annotations:
+        what = f"block {block_name!r}" if block_name else f"loop {loop_var.name!r}"
+        fail("unannotate", f"{what} has no annotation {key!r}; it has "
+             f"{sorted(node.annotations)}", func,
+             loops=[loop_var] if loop_var is not None else [],
+             blocks=[block_name] if block_name else [])
+    new_node = node.replace(annotations={k: v for k, v in node.annotations.items() if k != key})
+    new = holder.replace(block=new_node) if holder is not node else new_node
+    return replace_stmts(func, {holder: new})

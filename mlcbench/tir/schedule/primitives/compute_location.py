@@ -1,0 +1,202 @@
+"""compute_at / reverse_compute_at: move a block under a loop of its consumer/producer.
+
+``reverse_compute_at(C, j_0)`` after a 4-way split of ``j``::
+
+    for i, j_0 in T.grid(128, 32):
+        for k, j_1 in T.grid(128, 4):
+            with T.block("Y"): ...
+        for ax0 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(128, i)
+                vj = T.axis.spatial(128, j_0 * 4 + ax0)
+
+The moved block computes exactly the region the blocks under the loop produce
+(reverse) or consume (compute_at) in one iteration of the loop: the region is the
+interval of the access indices when the loops below ``loop`` range over their extents.
+"""
+from __future__ import annotations
+
+from ....arith import Analyzer, eval_set
+from ....arith.int_set import IntSet
+from ..errors import fail
+from ..ir_utils import (as_seq_list, block_realizes_under, const_int, find_block, find_loop,
+                        replace_stmts, walk)
+from ...expr import Range, Var, const
+from ...function import PrimFunc
+from ...functor import substitute
+from ...stmt import Block, For, ForKind, IterType, SeqStmt, seq
+
+
+def _own_nest_top(func, primitive, hit):
+    """The outermost loop that holds nothing but this block (or the realize itself)."""
+    top = hit.node
+    for loop in reversed(hit.loops()):
+        if loop.body is not top:
+            fail(primitive, f"block {hit.node.block.name_hint!r} must be the only statement "
+                 f"under its loop {loop.loop_var.name!r}", func,
+                 loops=[loop.loop_var], blocks=[hit.node.block.name_hint])
+        top = loop
+    return top
+
+
+def _sibling_positions(func, primitive, scope_body, nest_top, loop_hit, block_name):
+    """Indices, in the scope's statement list, of the block's nest and of ``loop``."""
+    items = as_seq_list(scope_body)
+    nest_at = next((n for n, s in enumerate(items) if s is nest_top), None)
+    loop_at = next((n for n, s in enumerate(items) if s is loop_hit.node
+                    or any(p is s for p in loop_hit.parents)), None)
+    if nest_at is None or loop_at is None:
+        fail(primitive, f"loop {loop_hit.node.loop_var.name!r} and block {block_name!r} must be "
+             "in the same block scope", func, loops=[loop_hit.node.loop_var], blocks=[block_name])
+    return items, nest_at, loop_at
+
+
+def _access_region(blocks_under, buffer, loop, analyzer, reads: bool):
+    """Per-dimension IntSets of ``buffer`` accessed by the blocks below ``loop``."""
+    sets = None
+    for realize, loops_below in blocks_under:
+        dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops_below}
+        bind = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+        for region in (realize.block.reads if reads else realize.block.writes):
+            if region.buffer is not buffer:
+                continue
+            dims = []
+            for rng in region.region:
+                lo = eval_set(substitute(rng.min, bind), dom, analyzer)
+                hi = eval_set(substitute(rng.min + rng.extent - 1, bind), dom, analyzer)
+                dims.append(IntSet(lo.min_value, hi.max_value))
+            sets = dims if sets is None else [
+                IntSet(analyzer.simplify(_min(a.min_value, b.min_value)),
+                       analyzer.simplify(_max(a.max_value, b.max_value)))
+                for a, b in zip(sets, dims)]
+    return sets
+
+
+def _min(a, b):
+    from ...expr import Min, binary
+    return binary(Min, a, b)
+
+
+def _max(a, b):
+    from ...expr import Max, binary
+    return binary(Max, a, b)
+
+
+def _blocks_below(loop: For) -> list:
+    """(BlockRealize, loops strictly below ``loop`` that enclose it)."""
+    out = []
+
+    def visit(node, parents):
+        if type(node).__name__ == "BlockRealize":
+            out.append((node, [p for p in parents if isinstance(p, For)]))
+    walk(loop.body, visit)
+    return out
+
+
+def _iter_ranges(block, regions, needed, analyzer):
+    """Range of each iter var of ``block`` whose access index is that bare var."""
+    ranges = {}
+    for region in regions:
+        sets = needed.get(id(region.buffer))
+        if sets is None:
+            continue
+        for rng, s in zip(region.region, sets):
+            if isinstance(rng.min, Var) and const_int(rng.extent) == 1 and s.is_bounded():
+                old = ranges.get(rng.min)
+                ranges[rng.min] = s if old is None else IntSet(
+                    analyzer.simplify(_min(old.min_value, s.min_value)),
+                    analyzer.simplify(_max(old.max_value, s.max_value)))
+    return ranges
+
+
+def _new_nest(block_realize, ranges, preserve_unit_loops, analyzer):
+    """The block realized over the needed ranges, under fresh loops ``ax0, ax1, ...``."""
+    block = block_realize.block
+    bindings, loops, predicates = [], [], []
+    for iv in block.iter_vars:
+        full_lo, full_hi = iv.dom.min, analyzer.simplify(iv.dom.min + iv.dom.extent - 1)
+        s = ranges.get(iv.var) or IntSet(full_lo, full_hi)
+        lo, extent = s.min_value, analyzer.simplify(s.max_value - s.min_value + 1)
+        if const_int(extent) == 1 and not preserve_unit_loops:
+            binding = lo
+        else:
+            var = Var(f"ax{len(loops)}", iv.var.dtype)
+            loops.append((var, extent))
+            binding = var if const_int(lo) == 0 else lo + var
+        if not analyzer.can_prove(lo >= full_lo):
+            predicates.append(full_lo <= binding)
+        if not analyzer.can_prove(s.max_value <= full_hi):
+            predicates.append(binding <= full_hi)
+        bindings.append(binding)
+    predicate = const(True)
+    for cond in predicates:
+        predicate = cond if const_int(predicate) == 1 else predicate & cond
+    stmt = block_realize.replace(iter_values=tuple(bindings), predicate=predicate)
+    for var, extent in reversed(loops):
+        stmt = For(var, const(0, var.dtype), extent, ForKind.SERIAL, stmt)
+    return stmt
+
+
+def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: bool):
+    hit = find_block(func, block_name, primitive)
+    loop_hit = find_loop(func, loop_var, primitive)
+    if any(p is loop_hit.node for p in hit.parents):
+        fail(primitive, f"loop {loop_var.name!r} is already above block {block_name!r}", func,
+             loops=[loop_var], blocks=[block_name])
+    if const_int(hit.node.predicate) != 1:
+        fail(primitive, f"block {block_name!r} has a predicate; move it before splitting its "
+             "loops unevenly", func, blocks=[block_name])
+    nest_top = _own_nest_top(func, primitive, hit)
+    scope = hit.scope_block()
+    items, nest_at, loop_at = _sibling_positions(func, primitive, scope.body, nest_top,
+                                                 loop_hit, block_name)
+    if reverse and nest_at < loop_at or not reverse and nest_at > loop_at:
+        order = "after" if reverse else "before"
+        fail(primitive, f"block {block_name!r} must come {order} loop {loop_var.name!r} in "
+             "program order", func, loops=[loop_var], blocks=[block_name])
+    _check_between(func, primitive, items, nest_at, loop_at, hit.node.block)
+    analyzer = Analyzer()
+    for enclosing in [p for p in loop_hit.parents if isinstance(p, For)] + [loop_hit.node]:
+        analyzer.bind(enclosing.loop_var, Range(enclosing.min, enclosing.extent))
+    block = hit.node.block
+    own = block.reads if reverse else block.writes
+    needed = {}
+    for region in own:
+        sets = _access_region(_blocks_below(loop_hit.node), region.buffer, loop_hit.node,
+                              analyzer, reads=not reverse)
+        if sets is not None:
+            needed[id(region.buffer)] = sets
+    if not needed:
+        role = "producer" if reverse else "consumer"
+        fail(primitive, f"no {role} of block {block_name!r} is under loop {loop_var.name!r}",
+             func, loops=[loop_var], blocks=[block_name])
+    ranges = _iter_ranges(block, own, needed, analyzer)
+    nest = _new_nest(hit.node, ranges, preserve_unit_loops, analyzer)
+    loop = loop_hit.node
+    body = seq(loop.body, nest) if reverse else seq(nest, loop.body)
+    return replace_stmts(func, {nest_top: None, loop: loop.replace(body=body)})
+
+
+def _check_between(func, primitive, items, nest_at, loop_at, block):
+    """No statement between the two may touch the moved block's buffers."""
+    touched = {id(r.buffer) for r in block.reads + block.writes}
+    lo, hi = sorted((nest_at, loop_at))
+    for stmt in items[lo + 1:hi]:
+        for realize in block_realizes_under(stmt):
+            other = realize.block
+            if {id(r.buffer) for r in other.reads + other.writes} & touched:
+                fail(primitive, f"block {other.name_hint!r} between them accesses a buffer of "
+                     f"block {block.name_hint!r}", func, blocks=[other.name_hint, block.name_hint])
+
+
+def compute_at(func: PrimFunc, block_name: str, loop_var: Var,
+               preserve_unit_loops: bool = False) -> PrimFunc:
+    """Move producer ``block_name`` to the start of ``loop_var``'s body."""
+    return _move(func, "compute_at", block_name, loop_var, preserve_unit_loops, reverse=False)
+
+
+def reverse_compute_at(func: PrimFunc, block_name: str, loop_var: Var,
+                       preserve_unit_loops: bool = False) -> PrimFunc:
+    """Move consumer ``block_name`` to the end of ``loop_var``'s body."""
+    return _move(func, "reverse_compute_at", block_name, loop_var, preserve_unit_loops,
+                 reverse=True)

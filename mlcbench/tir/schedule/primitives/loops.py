@@ -1,0 +1,189 @@
+"""Loop transformations: split, fuse, reorder, add_unit_loop.
+
+Before / after ``split(j, [None, 4])`` on ``for j in range(128)``::
+
+    for j_0, j_1 in T.grid(32, 4):
+        with T.block("B"):
+            vj = T.axis.spatial(128, j_0 * 4 + j_1)
+"""
+from __future__ import annotations
+
+import math
+
+from ..errors import fail
+from ..ir_utils import (block_realizes_under, const_int, find_block, find_loop, replace_stmts)
+from ...expr import IntImm, Var, const
+from ...function import PrimFunc
+from ...functor import substitute
+from ...stmt import BlockRealize, For, ForKind
+
+
+def _check_starts_at_zero(func, primitive, loop: For):
+    if const_int(loop.min) != 0:
+        fail(primitive, f"loop {loop.loop_var.name!r} starts at {loop.min}, expected 0",
+             func, loops=[loop.loop_var])
+
+
+def _divisor_hint(extent: int, inner: int) -> str:
+    pairs = [(extent // d, d) for d in range(2, extent) if extent % d == 0]
+    if extent % inner:
+        hint = (f"{extent} is not divisible by {inner}; pass factors=[None, {inner}] to get a "
+                "predicate")
+    else:
+        hint = f"pass factors=[None, {inner}]"
+    if pairs:
+        outer, inn = min(pairs, key=lambda p: abs(p[1] - inner))
+        hint += f", or use {outer} x {inn}"
+    return hint + "."
+
+
+def _infer_factors(func, loop: For, factors) -> list:
+    extent = const_int(loop.extent)
+    name = loop.loop_var.name
+    if sum(f is None for f in factors) > 1:
+        fail("split", "at most one factor may be None (inferred)", func, loops=[loop.loop_var])
+    if any(f is not None and (not isinstance(f, int) or f <= 0) for f in factors):
+        fail("split", f"factors must be positive integers or None, found {list(factors)}",
+             func, loops=[loop.loop_var])
+    if extent is None:
+        fail("split", f"loop {name!r} has the symbolic extent {loop.extent}; only constant "
+             "extents can be split here", func, loops=[loop.loop_var])
+    known = math.prod(f for f in factors if f is not None)
+    if None in factors:
+        inferred = -(-extent // known)
+        return [inferred if f is None else f for f in factors]
+    if known < extent:
+        inner = factors[-1]
+        fail("split", f"the factors {list(factors)} multiply to {known}, less than the "
+             f"extent {extent} of loop {name!r}. {_divisor_hint(extent, inner)}",
+             func, loops=[loop.loop_var])
+    return list(factors)
+
+
+def _add_predicate(stmt, condition):
+    """AND ``condition`` into the predicate of every block realized below ``stmt``."""
+    mapping = {}
+    for realize in block_realizes_under(stmt):
+        old = realize.predicate
+        pred = condition if const_int(old) == 1 else old & condition
+        mapping[realize] = realize.replace(predicate=pred)
+    return mapping
+
+
+def split(func: PrimFunc, loop_var: Var, factors: list) -> tuple[PrimFunc, list]:
+    """Split a loop into ``len(factors)`` nested loops; returns the new loop vars.
+
+    One factor may be None (inferred as the ceiling). When the product exceeds the
+    extent, blocks below get a ``T.where`` predicate.
+    """
+    loop = find_loop(func, loop_var, "split").node
+    _check_starts_at_zero(func, "split", loop)
+    sizes = _infer_factors(func, loop, list(factors))
+    extent = const_int(loop.extent)
+    new_vars = [Var(f"{loop_var.name}_{n}", loop_var.dtype) for n in range(len(sizes))]
+    # as a left-associated sum of var * stride, the way the parser reads it
+    fused = None
+    for n, var in enumerate(new_vars):
+        stride = math.prod(sizes[n + 1:])
+        term = var * const(stride, var.dtype) if stride != 1 else var
+        fused = term if fused is None else fused + term
+    body = substitute(loop.body, {loop_var: fused})
+    if math.prod(sizes) != extent:
+        body = replace_stmts(func.with_body(body), _add_predicate(body, fused < extent)).body
+    for var, size in reversed(list(zip(new_vars, sizes))):
+        body = For(var, const(0, var.dtype), const(size, var.dtype), ForKind.SERIAL, body)
+    return replace_stmts(func, {loop: body}), new_vars
+
+
+def _loop_chain(func, primitive, loop_vars) -> list:
+    """The For nodes of ``loop_vars`` if each is the single child of the previous."""
+    loops = [find_loop(func, v, primitive).node for v in loop_vars]
+    for outer, inner in zip(loops, loops[1:]):
+        if outer.body is not inner:
+            fail(primitive, f"loop {inner.loop_var.name!r} must be the only statement directly "
+                 f"inside loop {outer.loop_var.name!r}", func,
+                 loops=[outer.loop_var, inner.loop_var])
+    return loops
+
+
+def fuse(func: PrimFunc, loop_vars: list) -> tuple[PrimFunc, Var]:
+    """Fuse perfectly nested loops (outermost first) into one loop ``a_b_fused``."""
+    if len(loop_vars) < 2:
+        fail("fuse", "needs at least two loops", func, loops=list(loop_vars))
+    loops = _loop_chain(func, "fuse", loop_vars)
+    for loop in loops:
+        _check_starts_at_zero(func, "fuse", loop)
+    dtype = loops[0].loop_var.dtype
+    fused = Var("_".join(v.name for v in loop_vars) + "_fused", dtype)
+    vmap, stride, extent = {}, None, None
+    for loop in reversed(loops):
+        value = fused if stride is None else fused // stride
+        if loop is not loops[0]:
+            value = (fused % loop.extent) if stride is None else (
+                fused % (stride * loop.extent)) // stride
+        vmap[loop.loop_var] = value
+        stride = loop.extent if stride is None else stride * loop.extent
+    extent = stride
+    body = substitute(loops[-1].body, vmap)
+    new_loop = For(fused, const(0, dtype), extent, ForKind.SERIAL, body)
+    return replace_stmts(func, {loops[0]: new_loop}), fused
+
+
+def _nesting_chain(func, loop_vars) -> list:
+    """All loops from the outermost to the innermost of ``loop_vars`` (inclusive)."""
+    located = [find_loop(func, v, "reorder") for v in loop_vars]
+    located.sort(key=lambda hit: len(hit.parents))
+    top, bottom = located[0], located[-1]
+    for hit in located[1:]:
+        if not any(p is located[0].node for p in hit.parents):
+            fail("reorder", f"loops {top.node.loop_var.name!r} and {hit.node.loop_var.name!r} "
+                 "are not in one nesting chain", func,
+                 loops=[top.node.loop_var, hit.node.loop_var])
+    start = bottom.parents.index(top.node)
+    chain = [p for p in bottom.parents[start:] if isinstance(p, For)] + [bottom.node]
+    path = list(bottom.parents[start:]) + [bottom.node]
+    for outer, inner in zip(path, path[1:]):
+        if not isinstance(outer, For) or outer.body is not inner:
+            culprit = outer.loop_var if isinstance(outer, For) else None
+            fail("reorder", "only single loops may lie between the loops to reorder; found "
+                 f"{type(inner).__name__ if isinstance(outer, For) else type(outer).__name__}"
+                 " in the chain", func, loops=[culprit] if culprit is not None else [])
+    return chain
+
+
+def _check_reorder_bindings(func, chain, moved):
+    """Blocks below must bind the moved loops only to spatial/reduction iter vars."""
+    from ...stmt import IterType
+    from ..ir_utils import uses_any
+    for realize in block_realizes_under(chain[-1].body):
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            if iv.iter_type not in (IterType.DATA_PAR, IterType.COMM_REDUCE) and uses_any(
+                    value, moved):
+                fail("reorder", f"block {realize.block.name_hint!r} binds iter var "
+                     f"{iv.var.name!r} of type {iv.iter_type.value} to a reordered loop",
+                     func, blocks=[realize.block.name_hint])
+
+
+def reorder(func: PrimFunc, loop_vars: list) -> PrimFunc:
+    """Reorder loops of one perfect nesting chain into the given order."""
+    if len({id(v) for v in loop_vars}) != len(loop_vars):
+        fail("reorder", "a loop appears twice in the arguments", func, loops=list(loop_vars))
+    chain = _nesting_chain(func, loop_vars)
+    wanted = {id(v) for v in loop_vars}
+    _check_reorder_bindings(func, chain, list(loop_vars))
+    order = iter([find_loop(func, v, "reorder").node for v in loop_vars])
+    new_chain = [next(order) if id(loop.loop_var) in wanted else loop for loop in chain]
+    body = chain[-1].body
+    for loop in reversed(new_chain):
+        body = loop.replace(body=body)
+    return replace_stmts(func, {chain[0]: body})
+
+
+def add_unit_loop(func: PrimFunc, block_name: str | None = None,
+                  loop_var: Var | None = None) -> tuple[PrimFunc, Var]:
+    """Put ``for u in range(1)`` on top of a block or a loop."""
+    target = (find_block(func, block_name, "add_unit_loop").node if block_name is not None
+              else find_loop(func, loop_var, "add_unit_loop").node)
+    unit = Var("u", "int32")
+    new = For(unit, const(0), const(1), ForKind.SERIAL, target)
+    return replace_stmts(func, {target: new}), unit

@@ -1,0 +1,58 @@
+from mlcbench.script import tir as T
+from mlcbench.tir import Schedule
+from schedule_testing import check_after, check_numeric, check_refused
+
+
+@T.prim_func
+def scale(A: T.Buffer((16, 8, 4), "float32"), B: T.Buffer((16, 8, 4), "float32")):
+    for i, j, k in T.grid(16, 8, 4):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+
+@T.prim_func
+def scale_fused(A: T.Buffer((16, 8, 4), "float32"), B: T.Buffer((16, 8, 4), "float32")):
+    for i_j_k_fused in range(512):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i_j_k_fused // 32)
+            vj = T.axis.spatial(8, i_j_k_fused % 32 // 4)
+            vk = T.axis.spatial(4, i_j_k_fused % 4)
+            T.reads(A[vi, vj, vk])
+            T.writes(B[vi, vj, vk])
+            B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+
+@T.prim_func
+def two_nests(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
+    for i in range(16):
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_fuse_three_loops():
+    sch = Schedule(scale)
+    fused = sch.fuse(*sch.get_loops("B"))
+    assert sch.get(fused).extent.value == 512
+    check_after(scale, sch, scale_fused)
+    check_numeric(sch.mod["main"], lambda a, b: a + 1)
+
+
+def test_fuse_refuses_loops_that_are_not_perfectly_nested():
+    sch = Schedule(two_nests)
+    i, j = sch.get_loops("B")
+    err = check_refused(sch, lambda s: s.fuse(i, j), "must be the only statement directly "
+                        "inside loop 'i'")
+    assert "for i in range(16):  # <-- here" in str(err)
+
+
+def test_fuse_refuses_a_single_loop():
+    sch = Schedule(scale)
+    i, _, _ = sch.get_loops("B")
+    check_refused(sch, lambda s: s.fuse(i), "at least two loops")
