@@ -12,5 +12,7 @@ from . import runtime
 from .runtime import (Device, cpu, cuda, device, get_global_func, load_module, register_func)
 from .runtime import ndarray as nd
 from . import tir, script, target, testing
+from . import te, topi
+from . import arith
 from .target import Target
 from .driver.build import build, lower

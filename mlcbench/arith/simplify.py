@@ -26,8 +26,8 @@ from ..ir.errors import IRError
 from ..tir import expr as E
 from ..tir.functor import rebuild
 from .bound import ArithContext, BoundAnalysis
-from .linear_form import (LinearSum, binary_key, expr_key, expr_size, is_linear_dtype,
-                          make, sum_to_expr, to_sum)
+from .linear_form import (LinearSum, binary_key, expr_key, expr_size, make, sum_to_expr,
+                          to_sum)
 
 
 class ExprSimplifier:

@@ -14,4 +14,5 @@ from .stmt import (Allocate, AssertStmt, Block, BlockRealize, BufferStore, DeclB
                    Evaluate, For, ForKind, IfThenElse, IterType, IterVar, LetStmt, SeqStmt,
                    Stmt, seq)
 from ..ir.errors import ScheduleError
+from . import analysis
 from .schedule import BlockRV, ExprRV, Instruction, LoopRV, Schedule, Trace

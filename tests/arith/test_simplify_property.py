@@ -79,7 +79,7 @@ def check(data, dtype):
         assert evaluate(simplified, env) == evaluate(expr, env), (expr, simplified, env)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_simplify_preserves_value_int32(data):
     check(data, "int32")
@@ -91,7 +91,7 @@ def test_simplify_preserves_value_int64(data):
     check(data, "int64")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_comparisons_and_logic_preserve_value(data):
     variables, analyzer = _setup("int32")

@@ -3,6 +3,7 @@
 Each pass is a ``Pass`` (``mod = LowerInitBlock()(mod)``) named as in TVM; ``lower``
 runs them all (see :mod:`mlcbench.tir.transform.pipeline` for the lowered form).
 """
+from .compact_buffer import CompactBufferAllocation
 from .flatten_buffer import FlattenBuffer
 from .lower_init_block import LowerInitBlock
 from .lower_opaque_block import ConvertBlocksToOpaque, LowerOpaqueBlock, VerifyCPUCompatible

@@ -6,6 +6,7 @@
     tir.VerifyCPUCompatible   GPU-only constructs (thread-bound loops) -> CodegenError
     tir.LowerInitBlock        T.init() -> if <reduce vars at their min>: init
     tir.ConvertBlocksToOpaque block iter vars -> their bindings
+    tir.CompactBufferAllocation intermediate buffers -> allocated where used, at the size used
     tir.LowerOpaqueBlock      blocks -> if (predicate) / Allocate (alloc_buffers)
     tir.Simplify
     tir.FlattenBuffer         A[i, j] -> A_flat[i * n + j]
@@ -48,26 +49,15 @@ What the code generator may rely on for every PrimFunc of the result:
 from __future__ import annotations
 
 from ...ir.module import IRModule
-from ...ir.transform import Sequential, prim_func_pass
+from ...ir.transform import Sequential
+from .compact_buffer import CompactBufferAllocation
 from .flatten_buffer import FlattenBuffer
 from .lower_init_block import LowerInitBlock
 from .lower_opaque_block import ConvertBlocksToOpaque, LowerOpaqueBlock, VerifyCPUCompatible
 from .remove_no_op import RemoveNoOp
+from .simplify import Simplify
 from .unroll_loop import UnrollLoop
 from .vectorize_loop import VectorizeLoop
-
-
-def _simplify_pass():
-    try:
-        from .simplify import Simplify
-    except ImportError:
-        return _identity_simplify
-    return Simplify()
-
-
-@prim_func_pass(opt_level=0, name="tir.Simplify")
-def _identity_simplify(func, mod, ctx):
-    return func
 
 
 def default_lowering_pipeline() -> Sequential:
@@ -76,13 +66,14 @@ def default_lowering_pipeline() -> Sequential:
         VerifyCPUCompatible(),
         LowerInitBlock(),
         ConvertBlocksToOpaque(),
+        CompactBufferAllocation(),
         LowerOpaqueBlock(),
-        _simplify_pass(),
+        Simplify(),
         FlattenBuffer(),
-        _simplify_pass(),
+        Simplify(),
         UnrollLoop(),
         VectorizeLoop(),
-        _simplify_pass(),
+        Simplify(),
         RemoveNoOp(),
     ], name="tir.lower")
 

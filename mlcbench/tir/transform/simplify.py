@@ -11,7 +11,7 @@ from ...arith import Analyzer
 from ...ir.transform import prim_func_pass
 
 
-@prim_func_pass(opt_level=0, name="Simplify")
+@prim_func_pass(opt_level=0, name="tir.Simplify")
 class Simplify:
     """``mod = Simplify()(mod)``; the function's own body only, buffers untouched."""
 

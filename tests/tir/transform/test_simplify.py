@@ -66,7 +66,7 @@ def test_unchanged_function_is_returned_as_is():
     func = _func(For(i, 0, 64, "serial", BufferStore(A, tir.const(1.0), (i,))))
     mod = tvm.IRModule({"main": func})
     assert Simplify()(mod)["main"] is func
-    assert Simplify().info.name == "Simplify" and Simplify().info.opt_level == 0
+    assert Simplify().info.name == "tir.Simplify" and Simplify().info.opt_level == 0
 
 
 def test_block_iter_vars_are_bound_to_their_domains():

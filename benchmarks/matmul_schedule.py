@@ -1,0 +1,168 @@
+"""A CPU-GEMM-scheduled 1024^3 fp32 matmul against numpy and against the FMA peak.
+
+Run: ``python benchmarks/matmul_schedule.py [--n 1024] [--rounds 5]``.
+
+The kernels are written in the form TVM's schedule prints for the classic CPU GEMM
+schedule: ``cache_write(C, "local")`` at the root with the full shape, outer i/j tiles
+fused and ``T.parallel``, a K loop, an 8 x 32 register tile (``T.unroll`` rows,
+``T.vectorized`` columns: two zmm vectors per row, 16 accumulators), the init
+decomposed before the K loop and the write-back ``reverse_compute_at`` after it;
+optionally B packed into 32-wide panels (``B_packed[j0, k, j1]``, the cache_read +
+transform_layout idea). Lowering moves the accumulator into the parallel loop at
+8 x 32 (``CompactBufferAllocation``) and LLVM keeps it in registers.
+
+The FMA peak comes from a TVMScript kernel of 24 independent 16-lane accumulators
+updated in an unrolled loop (``acc = acc * x + y``), on one core and on all cores.
+Timings drift on this machine (other work shares both cores): each figure is the best
+of several interleaved rounds, numpy's ``a @ b`` measured in the same rounds.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads: see parallel.py
+
+import numpy as np  # noqa: E402
+
+from mlcbench.driver.build import build  # noqa: E402
+from mlcbench.runtime import cpu  # noqa: E402
+from mlcbench.script import from_source  # noqa: E402
+from mlcbench.target import Target  # noqa: E402
+
+TILE_ROWS, TILE_COLS = 8, 32
+PEAK_ACCUMULATORS, PEAK_LANES, PEAK_ITERS = 24, 16, 200_000
+
+
+def scheduled_matmul(n: int = 1024, packed: bool = True) -> str:
+    """TVMScript of the scheduled matmul (``n`` a multiple of 32)."""
+    tiles_j = n // TILE_COLS
+    b_read = "B_packed[vj // 32, vk, vj % 32]" if packed else "B[vk, vj]"
+    pack = f'''
+    for ax0 in T.parallel({tiles_j}):
+        for ax1 in range({n}):
+            for ax2 in T.vectorized(32):
+                with T.block("B_packed"):
+                    v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+                    B_packed[v0, v1, v2] = B[v1, v0 * 32 + v2]''' if packed else ""
+    alloc = f'B_packed = T.alloc_buffer(({tiles_j}, {n}, 32))' if packed else ""
+    return f'''
+@T.prim_func
+def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+           C: T.Buffer(({n}, {n}), "float32")):
+    T.func_attr({{"global_symbol": "matmul", "tir.noalias": True}})
+    C_local = T.alloc_buffer(({n}, {n}), scope="local")
+    {alloc}{pack}
+    for i_0_j_0_fused in T.parallel({n // TILE_ROWS * tiles_j}):
+        for i_1_init in T.unroll({TILE_ROWS}):
+            for j_1_init in T.vectorized({TILE_COLS}):
+                with T.block("C_init"):
+                    vi = T.axis.spatial({n}, i_0_j_0_fused // {tiles_j} * {TILE_ROWS} + i_1_init)
+                    vj = T.axis.spatial({n}, i_0_j_0_fused % {tiles_j} * {TILE_COLS} + j_1_init)
+                    C_local[vi, vj] = T.float32(0)
+        for k in range({n}):
+            for i_1 in T.unroll({TILE_ROWS}):
+                for j_1 in T.vectorized({TILE_COLS}):
+                    with T.block("C_update"):
+                        vi = T.axis.spatial({n}, i_0_j_0_fused // {tiles_j} * {TILE_ROWS} + i_1)
+                        vj = T.axis.spatial({n}, i_0_j_0_fused % {tiles_j} * {TILE_COLS} + j_1)
+                        vk = T.axis.reduce({n}, k)
+                        C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * {b_read}
+        for ax0 in range({TILE_ROWS}):
+            for ax1 in T.vectorized({TILE_COLS}):
+                with T.block("C_local"):
+                    v0 = T.axis.spatial({n}, i_0_j_0_fused // {tiles_j} * {TILE_ROWS} + ax0)
+                    v1 = T.axis.spatial({n}, i_0_j_0_fused % {tiles_j} * {TILE_COLS} + ax1)
+                    C[v0, v1] = C_local[v0, v1]
+'''
+
+
+def fma_peak_kernel(cores: int) -> str:
+    """``cores`` threads, each updating 24 independent 16-lane accumulators."""
+    acc, lanes = PEAK_ACCUMULATORS, PEAK_LANES
+    return f'''
+@T.prim_func
+def fma_peak(X: T.Buffer((2, {lanes}), "float32"),
+             Out: T.Buffer(({cores}, {acc}, {lanes}), "float32")):
+    T.func_attr({{"global_symbol": "fma_peak", "tir.noalias": True}})
+    for p in T.parallel({cores}):
+        with T.block("thread"):
+            acc = T.alloc_buffer(({acc}, {lanes}), scope="local")
+            for r in T.unroll({acc}):
+                for l in T.vectorized({lanes}):
+                    acc[r, l] = X[1, l] + T.float32(r)
+            for it in range({PEAK_ITERS}):
+                for r in T.unroll({acc}):
+                    for l in T.vectorized({lanes}):
+                        acc[r, l] = acc[r, l] * X[0, l] + X[1, l]
+            for r in T.unroll({acc}):
+                for l in T.vectorized({lanes}):
+                    Out[p, r, l] = acc[r, l]
+'''
+
+
+def _best_seconds(evaluator, args, rounds: int) -> float:
+    return min(evaluator(*args).mean for _ in range(rounds))
+
+
+def fma_peak_gflops(cores: int, rounds: int) -> float:
+    lib = build(from_source(fma_peak_kernel(cores)), target=Target(f"llvm --num-cores={cores}"))
+    x = np.stack([np.full(PEAK_LANES, 0.999999, "float32"), np.full(PEAK_LANES, 1e-6, "float32")])
+    out = np.zeros((cores, PEAK_ACCUMULATORS, PEAK_LANES), "float32")
+    seconds = _best_seconds(lib.time_evaluator("fma_peak", cpu(), number=10), (x, out), rounds)
+    return 2 * cores * PEAK_ACCUMULATORS * PEAK_LANES * PEAK_ITERS / seconds / 1e9
+
+
+def numpy_seconds(a, b, repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def matmul_rows(n: int, rounds: int) -> list[dict]:
+    """GFLOPS of each variant on 1 and 2 threads, with numpy measured alongside."""
+    rng = np.random.default_rng(0)
+    a, b = rng.random((n, n), dtype="float32"), rng.random((n, n), dtype="float32")
+    expected = a @ b
+    rows = []
+    for packed in (True, False):
+        for cores in (1, 2):
+            lib = build(from_source(scheduled_matmul(n, packed)),
+                        target=Target(f"llvm --num-cores={cores}"))
+            c = np.zeros((n, n), "float32")
+            lib["matmul"](a, b, c)
+            np.testing.assert_allclose(c, expected, rtol=1e-3)
+            evaluator = lib.time_evaluator("matmul", cpu(), number=5)
+            ours, theirs = float("inf"), float("inf")
+            for _ in range(rounds):
+                ours = min(ours, evaluator(a, b, c).mean)
+                theirs = min(theirs, numpy_seconds(a, b))
+            flops = 2 * n ** 3
+            rows.append({"variant": "packed B" if packed else "no packing", "threads": cores,
+                         "gflops": flops / ours / 1e9, "numpy": flops / theirs / 1e9,
+                         "ratio": theirs / ours})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1024)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    peak = {cores: fma_peak_gflops(cores, args.rounds) for cores in (1, 2)}
+    print(f"FMA peak (24 x 16-lane chains): {peak[1]:.0f} GFLOPS on 1 core, "
+          f"{peak[2]:.0f} on 2 cores")
+    print(f"{'matmul ' + str(args.n) + '^3':<22}{'threads':>8}{'GFLOPS':>9}{'numpy':>9}"
+          f"{'vs numpy':>10}{'of peak':>9}")
+    for row in matmul_rows(args.n, args.rounds):
+        print(f"{row['variant']:<22}{row['threads']:>8}{row['gflops']:>9.0f}{row['numpy']:>9.0f}"
+              f"{row['ratio']:>9.2f}x{row['gflops'] / peak[row['threads']]:>9.0%}")
+    print("numpy: a @ b with its default threads (OpenBLAS), best of the same rounds")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,333 @@
+"""CompactBufferAllocation: allocate each intermediate buffer where it is used, at the
+size it is used.
+
+A schedule leaves every intermediate buffer allocated at the root block with its full
+shape. ``cache_write`` of a matmul gives a 1024 x 1024 ``"local"`` accumulator although
+each tile of the parallel loop touches only 8 x 32 of it::
+
+    C_local = T.alloc_buffer((1024, 1024), scope="local")      # root block
+    for f in T.parallel(4096):
+        for k, ii, jj in T.grid(1024, 8, 32):
+            C_local[f // 32 * 8 + ii, f % 32 * 32 + jj] += ...
+
+After this pass the allocation sits in the body of the lowest loop (or block) that
+contains every access, shrunk to the region the loops inside it touch, and the
+indices are shifted by the region's minimum::
+
+    for f in T.parallel(4096):
+        C_local = T.alloc_buffer((8, 32), scope="local")        # per tile, per thread
+        for k, ii, jj in T.grid(1024, 8, 32):
+            C_local[ii, jj] += ...                              # after Simplify
+
+That is what lets the code generator keep a register tile in registers: a small
+constant-size allocation becomes a stack slot, and once unrolling makes every index a
+constant, LLVM promotes the slot's elements to SSA values. Each parallel iteration also
+gets its own private storage instead of sharing one large buffer.
+
+Rules (the placement follows TVM's ``PlanAndUpdateBufferAllocationLocation`` and
+``CompactBufferAllocation``):
+
+* the new place is the lowest common ancestor (loop or block) of all loads and stores
+  of the buffer, as in TVM, but only where that is safe: an allocation moved into a
+  loop lives for one iteration, so every loop it moves into must have constant bounds
+  and iterations that touch disjoint parts of the buffer (checked by enumerating the
+  iterations, up to 65536); otherwise it stops at the loop above (a partial sum that
+  one iteration leaves for the next keeps its storage);
+* a dimension shrinks to ``[lo, hi]`` when the loops inside the new place bound its
+  indices by a constant-size interval no larger than the dimension, else it keeps its
+  full extent;
+* buffers used through ``match_buffer`` or whose data pointer is used directly (an
+  extern call) stay as they are.
+
+Runs on opaque blocks (after ``ConvertBlocksToOpaque``), before ``LowerOpaqueBlock``.
+"""
+from __future__ import annotations
+
+import itertools
+
+from ...ir.transform import prim_func_pass
+from ..buffer import Buffer, BufferRegion
+from ..expr import (Add, BufferLoad, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range, Sub,
+                    Var, const)
+from ..functor import StmtExprMutator, StmtExprVisitor
+from ..stmt import Block, BlockRealize, BufferStore, For
+from ._common import _analyzer, const_int
+
+
+class _AccessCollector(StmtExprVisitor):
+    """For every allocated buffer: the ancestor path of each access and the index tuples,
+    with the loops enclosing each access (``[(For, ...)]``)."""
+
+    def __init__(self):
+        self.path: list = []                 # enclosing For / Block nodes, outermost first
+        self.allocated: dict = {}            # Buffer -> the Block that allocates it
+        self.accesses: dict = {}             # Buffer -> [(path tuple, indices)]
+        self.pinned: set = set()             # buffers that must stay where they are
+        self.data_vars: dict = {}            # data Var -> Buffer
+
+    def visit_BlockRealize(self, realize):
+        self.visit(realize.iter_values)
+        self.visit(realize.predicate)
+        block = realize.block
+        for buffer in block.alloc_buffers:
+            self.allocated[buffer] = block
+            self.accesses[buffer] = []
+            self.data_vars[buffer.data] = buffer
+        for match in block.match_buffers:
+            self.pinned.add(match.source.buffer)
+        self.path.append(block)
+        self.visit(block.body)
+        self.path.pop()
+
+    def visit_For(self, loop):
+        self.visit(loop.min)
+        self.visit(loop.extent)
+        self.path.append(loop)
+        self.visit(loop.body)
+        self.path.pop()
+
+    def _record(self, buffer, indices):
+        if buffer in self.accesses:
+            self.accesses[buffer].append((tuple(self.path), indices))
+        self.visit(indices)
+
+    def visit_BufferLoad(self, load):
+        self._record(load.buffer, load.indices)
+
+    def visit_BufferStore(self, store):
+        self._record(store.buffer, store.indices)
+        self.visit(store.value)
+
+    def visit_Var(self, var):
+        buffer = self.data_vars.get(var)
+        if buffer is not None:
+            self.pinned.add(buffer)
+
+
+def _lowest_common_ancestor(paths) -> tuple:
+    """The common prefix of the ancestor paths (node identity)."""
+    common = list(paths[0])
+    for path in paths[1:]:
+        size = 0
+        while size < min(len(common), len(path)) and common[size] is path[size]:
+            size += 1
+        del common[size:]
+    return tuple(common)
+
+
+def _compact_region(buffer, accesses, depth: int, analyzer):
+    """``[(lo, extent)]`` per dimension: the interval the loops below ``depth`` touch
+    (``lo = 0`` and the full extent where it cannot be bounded by a constant size)."""
+    lows = [[] for _ in buffer.shape]
+    highs = [[] for _ in buffer.shape]
+    for path, indices in accesses:
+        doms = {node.loop_var: Range(node.min, node.extent)
+                for node in path[depth:] if isinstance(node, For)}
+        for dim, index in enumerate(indices):
+            interval = analyzer.int_set(index, doms)
+            lows[dim].append(interval.min_value)
+            highs[dim].append(interval.max_value)
+    region = []
+    for dim, extent in enumerate(buffer.shape):
+        lo, hi = _extreme(lows[dim], analyzer, -1), _extreme(highs[dim], analyzer, 1)
+        size = None if lo is None or hi is None else const_int(analyzer.simplify(hi - lo + 1))
+        full = const_int(extent)
+        if size is None or size <= 0 or full is None or size >= full:
+            region.append((const(0, extent.dtype), extent))
+        else:
+            region.append((lo, IntImm(extent.dtype, size)))
+    return region
+
+
+def _extreme(bounds, analyzer, sign: int):
+    """The least (``sign=-1``) or greatest (``sign=1``) of symbolic bounds that differ by
+    constants, else ``None`` (unbounded, or not comparable)."""
+    if not bounds or any(b is None for b in bounds):
+        return None
+    best = bounds[0]
+    for bound in bounds[1:]:
+        difference = const_int(analyzer.simplify(bound - best))
+        if difference is None:
+            return None
+        if difference * sign > 0:
+            best = bound
+    return best
+
+
+class _Plan:
+    """Where one buffer goes and how its indices shift."""
+
+    def __init__(self, old: Buffer, new: Buffer, anchor, offsets):
+        self.old, self.new, self.anchor, self.offsets = old, new, anchor, offsets
+
+
+def _plan_buffer(buffer, accesses, owner, analyzer):
+    """Where ``buffer`` goes: the deepest ancestor between its allocating block and the
+    lowest common ancestor of its accesses where the per-iteration footprints of the
+    loops it moves into are disjoint (else it would lose values carried across them)."""
+    if not accesses:
+        return None
+    ancestors = _lowest_common_ancestor([path for path, _ in accesses])
+    owner_depth = next((k for k, node in enumerate(ancestors) if node is owner), None)
+    if owner_depth is None:
+        return None
+    for depth in range(len(ancestors), owner_depth, -1):
+        region = _compact_region(buffer, accesses, depth, analyzer)
+        crossed = [n for n in ancestors[owner_depth + 1:depth] if isinstance(n, For)]
+        if not crossed or _footprints_disjoint(region, crossed):
+            return _make_plan(buffer, region, ancestors[depth - 1], owner)
+    return None
+
+
+def _make_plan(buffer, region, anchor, owner):
+    shape = tuple(extent for _, extent in region)
+    if anchor is owner and all(e is old for e, old in zip(shape, buffer.shape)):
+        return None
+    index_dtype = shape[0].dtype if shape else buffer.elem_offset.dtype
+    data = Var(buffer.name, buffer.data.dtype, buffer.data.type_annotation)
+    new = buffer.replace(shape=shape, data=data, strides=(),
+                         elem_offset=IntImm(index_dtype, 0))
+    return _Plan(buffer, new, anchor, tuple(lo for lo, _ in region))
+
+
+MAX_CHECKED_ITERATIONS = 1 << 16
+
+
+def _footprints_disjoint(region, loops) -> bool:
+    """True when no two iterations of ``loops`` (constant extents, enumerated) touch a
+    common element: each iteration's box ``[lo, lo + extent)`` is checked against the
+    others (grid-aligned boxes compare by their corners)."""
+    extents = [const_int(loop.extent) for loop in loops]
+    mins = [const_int(loop.min) for loop in loops]
+    if None in extents or None in mins or _product(extents) > MAX_CHECKED_ITERATIONS:
+        return False
+    sizes = [const_int(extent) for _, extent in region]
+    corners = set()
+    for point in itertools.product(*[range(m, m + e) for m, e in zip(mins, extents)]):
+        env = {loop.loop_var: value for loop, value in zip(loops, point)}
+        corner = tuple(_evaluate(lo, env) for lo, _ in region)
+        if None in corner:
+            return False
+        corners.add(corner)
+    if len(corners) < _product(extents):
+        return False
+    if all(size is not None and len({c[d] % size for c in corners}) == 1
+           for d, size in enumerate(sizes)):
+        return True
+    return False
+
+
+def _product(values) -> int:
+    result = 1
+    for value in values:
+        result *= value
+    return result
+
+
+_INT_OPS = {Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b,
+            FloorDiv: lambda a, b: a // b if b else None,
+            FloorMod: lambda a, b: a % b if b else None,
+            Min: min, Max: max}
+
+
+def _evaluate(expr, env: dict):
+    """Integer value of ``expr`` with the vars of ``env`` bound, ``None`` when it uses
+    anything else."""
+    if isinstance(expr, IntImm):
+        return expr.value
+    if isinstance(expr, Var):
+        return env.get(expr)
+    op = _INT_OPS.get(type(expr))
+    if op is None:
+        return None
+    a, b = _evaluate(expr.a, env), _evaluate(expr.b, env)
+    return None if a is None or b is None else op(a, b)
+
+
+class _Rewriter(StmtExprMutator):
+    """Move the allocations to their anchors and shift the indices of every access."""
+
+    def __init__(self, plans: dict):
+        self.plans = plans                                   # old Buffer -> _Plan
+        self.by_anchor: dict = {}
+        for plan in plans.values():
+            self.by_anchor.setdefault(id(plan.anchor), []).append(plan.new)
+
+    def _shift(self, buffer, indices):
+        plan = self.plans.get(buffer)
+        if plan is None:
+            return buffer, indices
+        shifted = tuple(index if const_int(lo) == 0 else index - lo
+                        for index, lo in zip(indices, plan.offsets))
+        return plan.new, shifted
+
+    def visit_BufferLoad(self, load):
+        buffer, indices = self._shift(load.buffer, self.visit(load.indices))
+        if buffer is load.buffer and indices is load.indices:
+            return load
+        return BufferLoad(buffer, indices, load.dtype)
+
+    def visit_BufferStore(self, store):
+        value = self.visit(store.value)
+        buffer, indices = self._shift(store.buffer, self.visit(store.indices))
+        if buffer is store.buffer and indices is store.indices and value is store.value:
+            return store
+        return BufferStore(buffer, value, indices)
+
+    def visit_BufferRegion(self, region):
+        plan = self.plans.get(region.buffer)
+        if plan is None:
+            return self.generic_visit(region)
+        ranges = tuple(Range(r.min if const_int(lo) == 0 else r.min - lo, r.extent)
+                       for r, lo in zip(self.visit(region.region), plan.offsets))
+        return BufferRegion(plan.new, ranges)
+
+    def visit_BlockRealize(self, realize):
+        block = realize.block
+        moved = [b for b in block.alloc_buffers if b in self.plans]
+        new_block = self.visit(block)
+        if moved or id(block) in self.by_anchor:
+            kept = tuple(b for b in new_block.alloc_buffers if b not in self.plans)
+            added = tuple(self.by_anchor.get(id(block), ()))
+            new_block = new_block.replace(alloc_buffers=kept + added)
+        if new_block is block:
+            return self.generic_visit(realize)
+        return realize.replace(iter_values=self.visit(realize.iter_values),
+                               predicate=self.visit(realize.predicate), block=new_block)
+
+    def visit_For(self, loop):
+        body = self.visit(loop.body)
+        added = self.by_anchor.get(id(loop))
+        if added:
+            body = BlockRealize((), const(True, "bool"), Block(
+                (), (), (), "", body, alloc_buffers=tuple(added)))
+        return loop if body is loop.body else loop.replace(body=body)
+
+
+def compact_buffer_allocation(stmt):
+    """Move and shrink the block-allocated buffers of ``stmt`` (see the module docstring)."""
+    collector = _AccessCollector()
+    collector.visit(stmt)
+    analyzer = _analyzer()
+    if analyzer is None:
+        return stmt
+    plans = {}
+    for buffer, owner in collector.allocated.items():
+        if buffer in collector.pinned:
+            continue
+        plan = _plan_buffer(buffer, collector.accesses[buffer], owner, analyzer)
+        if plan is not None:
+            plans[buffer] = plan
+    return _Rewriter(plans).visit(stmt) if plans else stmt
+
+
+@prim_func_pass(opt_level=0, name="tir.CompactBufferAllocation")
+def _compact_buffer_allocation(func, mod, ctx):
+    body = compact_buffer_allocation(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
+def CompactBufferAllocation():
+    """Pass: allocate intermediate buffers at the lowest common ancestor of their
+    accesses, shrunk to the accessed region (module docstring)."""
+    return _compact_buffer_allocation
