@@ -326,6 +326,9 @@ def convert(value, dtype=None) -> PrimExpr:
     """Turn Python numbers into immediates; leave expressions alone."""
     if isinstance(value, PrimExpr):
         return value
+    value = _iter_var_as_var(value)
+    if isinstance(value, PrimExpr):
+        return value
     if isinstance(value, (bool, int, float)):
         return const(value, dtype)
     if hasattr(value, "dtype") and hasattr(value, "item"):        # numpy scalar
@@ -337,8 +340,15 @@ def _zero_like(x: PrimExpr) -> PrimExpr:
     return const(0, x.dtype)
 
 
+def _iter_var_as_var(value):
+    """An IterVar (a te axis) stands for its variable in expressions, as in TVM."""
+    var = getattr(value, "var", None)
+    return var if isinstance(var, Var) and not isinstance(value, PrimExpr) else value
+
+
 def _match_dtypes(a, b):
     """Convert Python numbers to the other operand's dtype (TVM's implicit promotion)."""
+    a, b = _iter_var_as_var(a), _iter_var_as_var(b)
     if not isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
         a = _const_for(a, b.dtype)
     elif not isinstance(b, PrimExpr) and isinstance(a, PrimExpr):

@@ -1,0 +1,155 @@
+"""2-D convolutions in NCHW and NHWC layouts, grouped and depthwise.
+
+Each pads its input in a ``pad_temp`` stage (skipped when there is no padding), then
+reduces over input channels and the kernel window in one block named after the op::
+
+    conv2d_nchw[nn, ff, yy, xx] += pad_temp[nn, rc, yy * sh + ry * dh, xx * sw + rx * dw]
+                                    * kernel[ff, rc, ry, rx]
+"""
+from __future__ import annotations
+
+from ...ir.errors import IRError
+from ...te import reduce_axis, sum as te_sum
+from ...te.operation import compute
+from ...te.tensor import Tensor
+from ..utils import const_int
+from .pad import pad
+
+
+def _pair(value, what: str) -> tuple:
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2:
+            raise IRError(f"conv2d: {what} is one int or a pair, found {value!r}")
+        return tuple(value)
+    return (value, value)
+
+
+def get_pad_tuple(padding, kernel) -> tuple:
+    """``(top, left, bottom, right)`` from an int, a pair (h, w), a 4-tuple, or
+    ``"SAME"``/``"VALID"`` for a (dilated) kernel of size ``kernel = (kh, kw)``."""
+    if isinstance(padding, str):
+        if padding.upper() == "VALID":
+            return (0, 0, 0, 0)
+        if padding.upper() == "SAME":
+            kh, kw = kernel
+            return ((kh - 1) // 2, (kw - 1) // 2, kh // 2, kw // 2)
+        raise IRError(f"padding string is 'SAME' or 'VALID', found {padding!r}")
+    if isinstance(padding, int):
+        return (padding,) * 4
+    padding = tuple(padding)
+    if len(padding) == 2:
+        return (padding[0], padding[1], padding[0], padding[1])
+    if len(padding) == 4:
+        return padding
+    raise IRError(f"padding is an int, a pair or a 4-tuple, found {padding!r}")
+
+
+def _padded(data: Tensor, top, left, bottom, right, layout: str) -> Tensor:
+    if all(const_int(p) == 0 for p in (top, left, bottom, right)):
+        return data
+    h, w = layout.index("H"), layout.index("W")
+    before, after = [0] * 4, [0] * 4
+    before[h], before[w], after[h], after[w] = top, left, bottom, right
+    return pad(data, before, after, name="pad_temp")
+
+
+def _out_size(size, k, dilation, stride, pad_lo, pad_hi):
+    dilated = (k - 1) * dilation + 1
+    out = (size - dilated + pad_lo + pad_hi) // stride + 1
+    if const_int(out) is not None and const_int(out) <= 0:
+        raise IRError(f"conv2d: the window ({dilated} after dilation) does not fit the padded "
+                      f"input ({size} + {pad_lo} + {pad_hi})")
+    return out
+
+
+def group_conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation, groups: int,
+                      out_dtype=None, name: str = "group_conv2d_nchw") -> Tensor:
+    """Grouped NCHW convolution; ``kernel`` is (out_channels, in_channels / groups, kh, kw)."""
+    out_dtype = out_dtype or data.dtype
+    (sh, sw), (dh, dw) = _pair(stride, "stride"), _pair(dilation, "dilation")
+    batch, in_c, in_h, in_w = data.shape
+    out_c, group_in_c, kh, kw = kernel.shape
+    if const_int(in_c) is not None and const_int(in_c) != const_int(group_in_c) * groups:
+        raise IRError(f"{name}: data has {in_c} channels, kernel expects {group_in_c} per "
+                      f"group x {groups} groups")
+    top, left, bottom, right = get_pad_tuple(padding, ((int(kh) - 1) * dh + 1,
+                                                       (int(kw) - 1) * dw + 1))
+    out_h = _out_size(in_h, kh, dh, sh, top, bottom)
+    out_w = _out_size(in_w, kw, dw, sw, left, right)
+    temp = _padded(data, top, left, bottom, right, "NCHW")
+    rc = reduce_axis((0, group_in_c), name="rc")
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+    out_per_group = out_c // groups if groups > 1 else None
+
+    def channel(ff):
+        return rc if out_per_group is None else ff // out_per_group * group_in_c + rc
+
+    return compute((batch, out_c, out_h, out_w), lambda nn, ff, yy, xx: te_sum(
+        temp[nn, channel(ff), yy * sh + ry * dh, xx * sw + rx * dw].astype(out_dtype)
+        * kernel[ff, rc, ry, rx].astype(out_dtype), axis=[rc, ry, rx]), name=name, tag=name)
+
+
+def conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation,
+                out_dtype=None) -> Tensor:
+    """NCHW convolution with an OIHW ``kernel`` (block ``conv2d_nchw``)."""
+    return group_conv2d_nchw(data, kernel, stride, padding, dilation, 1, out_dtype,
+                             name="conv2d_nchw")
+
+
+def depthwise_conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation,
+                          out_dtype=None) -> Tensor:
+    """Depthwise convolution; ``kernel`` is (channels, multiplier, kh, kw) as in TVM."""
+    out_dtype = out_dtype or data.dtype
+    (sh, sw), (dh, dw) = _pair(stride, "stride"), _pair(dilation, "dilation")
+    batch, in_c, in_h, in_w = data.shape
+    k_c, multiplier, kh, kw = kernel.shape
+    top, left, bottom, right = get_pad_tuple(padding, ((int(kh) - 1) * dh + 1,
+                                                       (int(kw) - 1) * dw + 1))
+    out_h = _out_size(in_h, kh, dh, sh, top, bottom)
+    out_w = _out_size(in_w, kw, dw, sw, left, right)
+    temp = _padded(data, top, left, bottom, right, "NCHW")
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+    return compute((batch, in_c * multiplier, out_h, out_w), lambda b, c, i, j: te_sum(
+        temp[b, c // multiplier, i * sh + ry * dh, j * sw + rx * dw].astype(out_dtype)
+        * kernel[c // multiplier, c % multiplier, ry, rx].astype(out_dtype), axis=[ry, rx]),
+        name="DepthwiseConv2d", tag="depthwise_conv2d_nchw")
+
+
+def conv2d_nhwc(data: Tensor, kernel: Tensor, stride, padding, dilation, out_dtype=None,
+                groups: int = 1) -> Tensor:
+    """NHWC convolution with an HWIO ``kernel`` (block ``conv2d_nhwc``)."""
+    out_dtype = out_dtype or data.dtype
+    (sh, sw), (dh, dw) = _pair(stride, "stride"), _pair(dilation, "dilation")
+    batch, in_h, in_w, in_c = data.shape
+    kh, kw, group_in_c, out_c = kernel.shape
+    top, left, bottom, right = get_pad_tuple(padding, ((int(kh) - 1) * dh + 1,
+                                                       (int(kw) - 1) * dw + 1))
+    out_h = _out_size(in_h, kh, dh, sh, top, bottom)
+    out_w = _out_size(in_w, kw, dw, sw, left, right)
+    temp = _padded(data, top, left, bottom, right, "NHWC")
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+    rc = reduce_axis((0, group_in_c), name="rc")
+    out_per_group = out_c // groups if groups > 1 else None
+
+    def channel(ff):
+        return rc if out_per_group is None else ff // out_per_group * group_in_c + rc
+
+    return compute((batch, out_h, out_w, out_c), lambda nn, yy, xx, ff: te_sum(
+        temp[nn, yy * sh + ry * dh, xx * sw + rx * dw, channel(ff)].astype(out_dtype)
+        * kernel[ry, rx, rc, ff].astype(out_dtype), axis=[ry, rx, rc]),
+        name="conv2d_nhwc" if groups == 1 else "group_conv2d_nhwc", tag="conv2d_nhwc")
+
+
+def conv2d(data: Tensor, kernel: Tensor, strides, padding, dilation, groups: int = 1,
+           data_layout: str = "NCHW", kernel_layout: str = "", out_dtype=None) -> Tensor:
+    """Dispatch on layout and groups: NCHW/OIHW or NHWC/HWIO, grouped when ``groups > 1``."""
+    if data_layout == "NCHW":
+        if groups == 1:
+            return conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
+        return group_conv2d_nchw(data, kernel, strides, padding, dilation, groups, out_dtype)
+    if data_layout == "NHWC":
+        return conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype, groups)
+    raise IRError(f"conv2d: data layout is 'NCHW' or 'NHWC', found {data_layout!r}")

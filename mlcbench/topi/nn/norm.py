@@ -1,0 +1,95 @@
+"""Normalizations: ``batch_norm`` (inference), ``layer_norm`` and ``lrn``."""
+from __future__ import annotations
+
+from ...te import comm_reducer, reduce_axis, sum as te_sum
+from ...te.operation import compute
+from ...tir import op as tir_op
+from ...tir.expr import const
+from ..utils import normalize_axes, normalize_axis, prod
+from .pad import pad
+
+
+def batch_norm(data, gamma, beta, moving_mean, moving_var, axis: int = 1,
+               epsilon: float = 1e-5, center: bool = True, scale: bool = True):
+    """Inference batch norm along channel ``axis``:
+    ``(x - mean) / sqrt(var + epsilon) * gamma + beta``.
+
+    Returns ``(out, moving_mean, moving_var)`` like TVM's operator (in inference the
+    statistics pass through unchanged).
+    """
+    axis = normalize_axis(axis, data.ndim, "batch_norm")
+    eps = const(epsilon, data.dtype)
+
+    def fcompute(*idx):
+        c = idx[axis]
+        value = (data[idx] - moving_mean[c]) / tir_op.sqrt(moving_var[c] + eps)
+        if scale:
+            value = value * gamma[c]
+        return value + beta[c] if center else value
+
+    out = compute(data.shape, fcompute, name="T_batch_norm", tag="injective")
+    return out, moving_mean, moving_var
+
+
+_sum_and_squares = comm_reducer(
+    lambda x, y: (x[0] + y[0], x[1] + y[1]),
+    lambda t0, t1: (const(0, t0), const(0, t1)), name="sum_and_squares")
+
+
+def layer_norm(data, gamma, beta, axis, epsilon: float = 1e-5):
+    """Normalize over ``axis`` (one or several trailing axes), then scale by ``gamma`` and
+    shift by ``beta`` (both shaped like the normalized axes).
+
+    One pass sums values and squares (``T_layer_norm_red_temp``), a second normalizes
+    (``T_layer_norm``).
+    """
+    axes = normalize_axes(axis, data.ndim, "layer_norm")
+    kept = [d for d in range(data.ndim) if d not in axes]
+    raxes = [reduce_axis((0, data.shape[d]), name=f"k{d}") for d in axes]
+
+    def full_index(kept_idx, axis_idx):
+        idx = [None] * data.ndim
+        for d, v in zip(kept, kept_idx):
+            idx[d] = v
+        for d, v in zip(axes, axis_idx):
+            idx[d] = v
+        return tuple(idx)
+
+    def red(*idx):
+        value = data[full_index(idx, [r.var for r in raxes])]
+        return _sum_and_squares((value, value * value), axis=raxes)
+
+    total, squares = compute([data.shape[d] for d in kept], red, name="T_layer_norm_red_temp")
+    count = const(1, data.dtype) * prod([data.shape[d] for d in axes]).astype(data.dtype)
+    eps = const(epsilon, data.dtype)
+
+    def norm(*idx):
+        k = tuple(idx[d] for d in kept)
+        mean = total[k] / count
+        var = squares[k] / count - mean * mean
+        inner = tuple(idx[d] for d in axes)
+        return (data[idx] - mean) * tir_op.rsqrt(var + eps) * gamma[inner] + beta[inner]
+
+    return compute(data.shape, norm, name="T_layer_norm")
+
+
+def lrn(data, size: int, axis: int = 1, alpha: float = 0.0001, beta: float = 0.75,
+        bias: float = 2.0):
+    """Local response normalization across ``size`` neighbouring channels:
+    ``x / (bias + alpha / size * sum(x_c ** 2)) ** beta``."""
+    axis = normalize_axis(axis, data.ndim, "lrn")
+    before, after = [0] * data.ndim, [0] * data.ndim
+    before[axis], after[axis] = size // 2, (size - 1) // 2
+    padded = pad(data, before, after, name="pad_data")
+    rxs = reduce_axis((0, size), name="rxs")
+
+    def square_sum(*idx):
+        idx = list(idx)
+        idx[axis] = idx[axis] + rxs
+        value = padded[tuple(idx)]
+        return te_sum(value * value, axis=rxs)
+
+    sqr_sum = compute(data.shape, square_sum, name="sqr_sum")
+    scale = const(alpha / size, data.dtype)
+    return compute(data.shape, lambda *idx: data[idx] / tir_op.pow(
+        const(bias, data.dtype) + scale * sqr_sum[idx], const(beta, data.dtype)), name="T_lrn")

@@ -1,0 +1,125 @@
+"""Pooling: ``pool2d`` (max / avg, padding, dilation, ceil mode) and global pooling.
+
+Max pooling pads with the dtype's lowest value (``pad_temp``) and reduces in block
+``pool_max``; average pooling sums in ``pool_sum`` and divides in ``pool_avg`` by the
+number of window taps counted (inside the padded or the original input, as
+``count_include_pad`` says).
+"""
+from __future__ import annotations
+
+from ...ir.errors import IRError
+from ...te import max as te_max, reduce_axis, sum as te_sum
+from ...tir import op as tir_op
+from ...tir.expr import cast, const
+from ..utils import ax_compute, const_int
+from .pad import pad
+
+
+def _layout_axes(layout: str) -> tuple:
+    if sorted(layout) != sorted("NCHW"):
+        raise IRError(f"pool2d: layout is a permutation of 'NCHW', found {layout!r}")
+    return layout.index("H"), layout.index("W")
+
+
+def _out_extent(size, k, stride, dilation, pad_lo, pad_hi, ceil_mode):
+    span = size + pad_lo + pad_hi - ((k - 1) * dilation + 1)
+    if ceil_mode:
+        return (span + stride - 1) // stride + 1
+    return span // stride + 1
+
+
+def pool2d(data, kernel, stride, dilation, padding, pool_type: str = "max",
+           ceil_mode: bool = False, layout: str = "NCHW", count_include_pad: bool = True):
+    """2-D pooling over the H and W axes of ``layout``.
+
+    ``padding`` is (top, left, bottom, right); ``ceil_mode`` keeps a last partial window.
+
+    >>> nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max")
+    """
+    if pool_type not in ("max", "avg"):
+        raise IRError(f"pool2d: pool_type is 'max' or 'avg', found {pool_type!r}")
+    h_ax, w_ax = _layout_axes(layout)
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    top, left, bottom, right = padding
+    in_h, in_w = const_int(data.shape[h_ax]), const_int(data.shape[w_ax])
+    out_h = _out_extent(in_h, kh, sh, dh, top, bottom, ceil_mode)
+    out_w = _out_extent(in_w, kw, sw, dw, left, right, ceil_mode)
+    # ceil mode may read past the bottom/right padding: pad enough to cover it
+    extra_h = max(0, (out_h - 1) * sh + (kh - 1) * dh + 1 - (in_h + top + bottom))
+    extra_w = max(0, (out_w - 1) * sw + (kw - 1) * dw + 1 - (in_w + left + right))
+    before, after = [0] * 4, [0] * 4
+    before[h_ax], before[w_ax] = top, left
+    after[h_ax], after[w_ax] = bottom + extra_h, right + extra_w
+    pad_value = tir_op.min_value(data.dtype) if pool_type == "max" else const(0, data.dtype)
+    padded = data
+    if any(before) or any(after):
+        padded = pad(data, before, after, pad_value, name="pad_temp",
+                     axis_names=[f"ax{k}" for k in range(4)])
+    ry, rx = reduce_axis((0, kh), name="rv0"), reduce_axis((0, kw), name="rv1")
+    out_shape = list(data.shape)
+    out_shape[h_ax], out_shape[w_ax] = const(out_h), const(out_w)
+
+    def window(idx):
+        idx = list(idx)
+        idx[h_ax] = idx[h_ax] * sh + ry * dh
+        idx[w_ax] = idx[w_ax] * sw + rx * dw
+        return padded[tuple(idx)]
+
+    if pool_type == "max":
+        return ax_compute(out_shape, lambda idx: te_max(window(idx), axis=[ry, rx]),
+                          "pool_max", "pool_max")
+    pool_sum = ax_compute(out_shape, lambda idx: te_sum(window(idx), axis=[ry, rx]),
+                          "pool_sum", "pool_sum")
+    if count_include_pad:
+        bounds_h, bounds_w = (-top, in_h + bottom), (-left, in_w + right)
+    else:
+        bounds_h, bounds_w = (0, in_h), (0, in_w)
+
+    def average(idx):
+        count = (_taps(idx[h_ax] * sh - top, kh, dh, *bounds_h)
+                 * _taps(idx[w_ax] * sw - left, kw, dw, *bounds_w))
+        return pool_sum[idx] / cast(data.dtype, tir_op.max(count, 1))
+
+    return ax_compute(out_shape, average, "pool_avg", "elemwise")
+
+
+def _taps(start, k: int, dilation: int, lo: int, hi: int):
+    """How many ``start + t * dilation`` (``0 <= t < k``) fall in ``[lo, hi)``."""
+    first = tir_op.max(_ceil_div(lo - start, dilation), 0)
+    last = tir_op.min(_ceil_div(hi - start, dilation), k)
+    return tir_op.max(last - first, 0)
+
+
+def _ceil_div(a, b: int):
+    return tir_op.floordiv(a + (b - 1), b)
+
+
+def global_pool(data, pool_type: str = "avg", layout: str = "NCHW"):
+    """Pool each channel's whole H x W plane to one value (``adaptive_pool_*`` blocks)."""
+    if pool_type not in ("max", "avg"):
+        raise IRError(f"global_pool: pool_type is 'max' or 'avg', found {pool_type!r}")
+    h_ax, w_ax = _layout_axes(layout)
+    rh = reduce_axis((0, data.shape[h_ax]), name="rv0")
+    rw = reduce_axis((0, data.shape[w_ax]), name="rv1")
+    out_shape = list(data.shape)
+    out_shape[h_ax], out_shape[w_ax] = const(1), const(1)
+
+    def window(idx):
+        idx = list(idx)
+        idx[h_ax], idx[w_ax] = rh.var, rw.var
+        return data[tuple(idx)]
+
+    reducer = te_max if pool_type == "max" else te_sum
+    pooled = ax_compute(out_shape, lambda idx: reducer(window(idx), axis=[rh, rw]),
+                        f"adaptive_pool_{'max' if pool_type == 'max' else 'sum'}",
+                        "adaptive_pool")
+    if pool_type == "max":
+        return pooled
+    count = cast(data.dtype, data.shape[h_ax] * data.shape[w_ax])
+    return ax_compute(out_shape, lambda idx: pooled[idx] / count, "adaptive_pool_avg",
+                      "elemwise")
+
+
+def global_avg_pool2d(data, layout: str = "NCHW"):
+    """Mean over H and W, keeping them as extent-1 axes: (N, C, H, W) -> (N, C, 1, 1)."""
+    return global_pool(data, "avg", layout)

@@ -1,0 +1,66 @@
+"""Convolutions (NCHW, NHWC, grouped, depthwise) against a direct numpy loop."""
+import numpy as np
+import pytest
+
+from mlcbench import te, topi
+from mlcbench.topi import testing as ref
+
+CASES = [  # (batch, in_c, size, out_c, kernel, stride, padding, dilation)
+    (1, 3, 7, 4, 3, 1, 1, 1),
+    (2, 2, 13, 3, 3, 2, 0, 1),
+    (1, 4, 9, 2, 1, 1, 0, 1),
+    (1, 2, 7, 3, 3, 1, (1, 2, 0, 1), 2),
+]
+
+
+def _pads(padding):
+    return topi.nn.get_pad_tuple(padding, (0, 0))
+
+
+@pytest.mark.parametrize("n, c, size, o, k, stride, padding, dilation", CASES)
+def test_conv2d_nchw(n, c, size, o, k, stride, padding, dilation, run_te, rng):
+    a = rng.standard_normal((n, c, size, size)).astype("float32")
+    w = rng.standard_normal((o, c, k, k)).astype("float32")
+    x, kt = te.placeholder(a.shape, name="x"), te.placeholder(w.shape, name="w")
+    y = topi.nn.conv2d_nchw(x, kt, stride, padding, dilation)
+    expected = ref.conv2d_nchw_python(a, w, stride, _pads(padding), dilation)
+    np.testing.assert_allclose(run_te([x, kt], y, [a, w]), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_nhwc_matches_nchw_reference(run_te, rng):
+    a = rng.standard_normal((1, 7, 7, 3)).astype("float32")     # NHWC
+    w = rng.standard_normal((3, 3, 3, 5)).astype("float32")     # HWIO
+    x, kt = te.placeholder(a.shape, name="x"), te.placeholder(w.shape, name="w")
+    y = topi.nn.conv2d_nhwc(x, kt, 2, 1, 1)
+    assert y.op.name == "conv2d_nhwc"
+    expected = ref.conv2d_nchw_python(a.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), 2,
+                                      (1, 1, 1, 1)).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(run_te([x, kt], y, [a, w]), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_group_conv2d(run_te, rng):
+    a = rng.standard_normal((1, 4, 7, 7)).astype("float32")
+    w = rng.standard_normal((6, 2, 3, 3)).astype("float32")
+    x, kt = te.placeholder(a.shape, name="x"), te.placeholder(w.shape, name="w")
+    y = topi.nn.conv2d(x, kt, 1, 1, 1, groups=2)
+    expected = ref.conv2d_nchw_python(a, w, 1, (1, 1, 1, 1), groups=2)
+    np.testing.assert_allclose(run_te([x, kt], y, [a, w]), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_depthwise_conv2d(run_te, rng):
+    a = rng.standard_normal((1, 3, 13, 13)).astype("float32")
+    w = rng.standard_normal((3, 2, 3, 3)).astype("float32")
+    x, kt = te.placeholder(a.shape, name="x"), te.placeholder(w.shape, name="w")
+    y = topi.nn.depthwise_conv2d_nchw(x, kt, 2, 1, 1)
+    expected = ref.depthwise_conv2d_nchw_python(a, w, 2, (1, 1, 1, 1))
+    np.testing.assert_allclose(run_te([x, kt], y, [a, w]), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_blocks_are_named_like_tvm():
+    x = te.placeholder((1, 2, 5, 5), name="x")
+    w = te.placeholder((4, 2, 3, 3), name="w")
+    text = te.create_prim_func([x, w, topi.nn.conv2d_nchw(x, w, 1, 1, 1)]).script()
+    assert 'with T.block("pad_temp"):' in text
+    assert 'with T.block("conv2d_nchw"):' in text
+    assert "for nn, ff, yy, xx, rc, ry, rx in T.grid(1, 4, 5, 5, 2, 3, 3):" in text
+    assert "pad_temp[v_nn, v_rc, v_yy + v_ry, v_xx + v_rx]" in text
