@@ -1,7 +1,7 @@
 """Schedule methods that move, inline or decompose blocks."""
 from __future__ import annotations
 
-from .primitives import compute_location, inline, reduction
+from .primitives import cache, compute_location, inline, reduction
 from .trace import LoopRV
 
 
@@ -58,3 +58,33 @@ class ComputeLocationMixin:
         func_name, hit = self._block(block, primitive)
         new_func = fn(self._mod[func_name], hit.node.block.name_hint)
         self._commit(func_name, new_func, primitive, inputs=(("block", block),))
+
+    def cache_read(self, block, read_buffer_index, storage_scope: str, consumer_blocks=None):
+        """Stage a buffer the block reads through a copy in ``storage_scope``; returns the
+        copy block. ``read_buffer_index`` is a position in the block's reads or a name."""
+        return self._cache(block, read_buffer_index, storage_scope, consumer_blocks,
+                           "cache_read", cache.cache_read)
+
+    def cache_write(self, block, write_buffer_index, storage_scope: str,
+                    consumer_blocks=None):
+        """Make the block write a ``storage_scope`` copy, copied back afterwards; returns
+        the copy-back block."""
+        return self._cache(block, write_buffer_index, storage_scope, consumer_blocks,
+                           "cache_write", cache.cache_write)
+
+    def _cache(self, block, index, scope, consumer_blocks, primitive, fn):
+        block = self._as_block_rv(block)
+        func_name, hit = self._block(block, primitive)
+        consumers = None
+        if consumer_blocks is not None:
+            consumers = [self._block(b, primitive)[1].node.block.name_hint
+                         for b in consumer_blocks]
+        new_func, name = fn(self._mod[func_name], hit.node.block.name_hint, index, scope,
+                            consumers)
+        out = self._new_block_rv(func_name, name)
+        arg = "read_buffer_index" if primitive == "cache_read" else "write_buffer_index"
+        inputs = (("block", block),) + ((("consumer_blocks", list(consumer_blocks)),)
+                                        if consumer_blocks is not None else ())
+        self._commit(func_name, new_func, primitive, inputs=inputs,
+                     attrs=((arg, index), ("storage_scope", scope)), outputs=(out,))
+        return out

@@ -146,6 +146,13 @@ class AnnotateMixin:
         """Unroll ``loop`` completely when lowering."""
         self._set_kind(loop, ForKind.UNROLLED, "unroll")
 
+    def bind(self, loop, thread_axis: str) -> None:
+        """Bind ``loop`` to a GPU thread axis such as ``"threadIdx.x"``."""
+        func_name, var = self._loop(loop, "bind")
+        new_func = ann_prims.bind(self._mod[func_name], var, thread_axis)
+        self._commit(func_name, new_func, "bind", inputs=(("loop", loop),),
+                     attrs=(("thread_axis", thread_axis),))
+
     def _annotation_target(self, block_or_loop, primitive):
         if isinstance(block_or_loop, LoopRV):
             func_name, var = self._loop(block_or_loop, primitive)

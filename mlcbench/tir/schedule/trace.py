@@ -45,7 +45,7 @@ LIST_RESULTS = {"get_loops", "get_child_blocks", "get_producers", "get_consumers
 SAMPLING = {"sample_perfect_tile", "sample_categorical"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Instruction:
     """One applied primitive. ``inputs``/``attrs`` are ``(argument name, value)`` pairs;
     values may be handles, plain Python values, or lists of those."""

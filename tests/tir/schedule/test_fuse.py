@@ -1,3 +1,5 @@
+import pytest
+
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
 from schedule_testing import check_after, check_numeric, check_refused
@@ -56,3 +58,24 @@ def test_fuse_refuses_a_single_loop():
     sch = Schedule(scale)
     i, _, _ = sch.get_loops("B")
     check_refused(sch, lambda s: s.fuse(i), "at least two loops")
+
+
+@T.prim_func
+def matmul(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 16), "float32"),
+           C: T.Buffer((8, 16), "float32")):
+    for i, j, k in T.grid(8, 16, 12):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@pytest.mark.xfail(strict=True, reason="LLVM codegen computes a wrong result for a fused "
+                   "spatial loop nested inside the reduction loop; the lowered TIR is right")
+def test_fused_loop_inside_reduction_loop_builds_correctly():
+    sch = Schedule(matmul)
+    i, j, k = sch.get_loops("C")
+    fused = sch.fuse(i, j)
+    sch.reorder(k, fused)
+    check_numeric(sch.mod["main"], lambda a, b, c: a @ b)

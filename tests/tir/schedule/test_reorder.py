@@ -76,3 +76,12 @@ def test_reorder_refuses_loops_of_different_chains_and_non_loop_between():
     i, j_c = sch.get_loops("C")
     check_refused(sch, lambda s: s.reorder(j_b, j_c), "not in one nesting chain")
     check_refused(sch, lambda s: s.reorder(j_c, i), "only single loops may lie between")
+
+
+def test_reorder_refuses_loop_mixing_spatial_and_reduction():
+    sch = Schedule(matmul)
+    _, j, k = sch.get_loops("C")
+    fused = sch.fuse(j, k)
+    outer, inner = sch.split(fused, factors=[None, 3])
+    check_refused(sch, lambda s: s.reorder(inner, outer),
+                  "feeds both spatial and reduction iter vars of block 'C'")

@@ -12,6 +12,9 @@ from ...function import PrimFunc
 from ...stmt import ForKind, IterType
 
 
+_VERB = {"parallel": "parallelized", "vectorize": "vectorized", "bind": "bound to threads"}
+
+
 def _check_spatial_only(func, primitive: str, loop) -> None:
     for realize in block_realizes_under(loop.body):
         for iv, value in zip(realize.block.iter_vars, realize.iter_values):
@@ -19,7 +22,7 @@ def _check_spatial_only(func, primitive: str, loop) -> None:
                 fail(primitive, f"loop {loop.loop_var.name!r} is bound to the "
                      f"{iv.iter_type.value} iter var {iv.var.name!r} of block "
                      f"{realize.block.name_hint!r}; only loops bound to spatial iter vars can "
-                     f"be {'parallelized' if primitive == 'parallel' else 'vectorized'}",
+                     f"be {_VERB[primitive]}",
                      func, loops=[loop.loop_var], blocks=[realize.block.name_hint])
 
 
@@ -62,3 +65,26 @@ def unannotate(func: PrimFunc, key: str, block_name=None, loop_var=None) -> Prim
     new_node = node.replace(annotations={k: v for k, v in node.annotations.items() if k != key})
     new = holder.replace(block=new_node) if holder is not node else new_node
     return replace_stmts(func, {holder: new})
+
+
+_THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
+                "threadIdx.z", "vthread.x", "vthread.y", "vthread.z", "vthread")
+
+
+def bind(func: PrimFunc, loop_var: Var, thread_axis: str) -> PrimFunc:
+    """Bind a loop to a GPU thread axis (``T.thread_binding(n, thread="threadIdx.x")``)."""
+    from ...expr import Range, const
+    from ...stmt import IterVar
+    loop = find_loop(func, loop_var, "bind").node
+    if thread_axis not in _THREAD_TAGS:
+        fail("bind", f"unknown thread axis {thread_axis!r}; expected one of "
+             f"{list(_THREAD_TAGS)}", func, loops=[loop_var])
+    if loop.kind != ForKind.SERIAL:
+        fail("bind", f"loop {loop_var.name!r} is already {loop.kind.value}", func,
+             loops=[loop_var])
+    if not thread_axis.startswith("vthread"):
+        _check_spatial_only(func, "bind", loop)
+    axis = IterVar(Range(const(0, loop_var.dtype), loop.extent), Var(thread_axis, loop_var.dtype),
+                   IterType.THREAD_INDEX, thread_axis)
+    return replace_stmts(func, {loop: loop.replace(kind=ForKind.THREAD_BINDING,
+                                                   thread_binding=axis)})

@@ -16,8 +16,6 @@ interval of the access indices when the loops below ``loop`` range over their ex
 """
 from __future__ import annotations
 
-from ....arith import Analyzer, eval_set
-from ....arith.int_set import IntSet
 from ..errors import fail
 from ..ir_utils import (as_seq_list, block_realizes_under, const_int, find_block, find_loop,
                         replace_stmts, walk)
@@ -53,6 +51,8 @@ def _sibling_positions(func, primitive, scope_body, nest_top, loop_hit, block_na
 
 def _access_region(blocks_under, buffer, loop, analyzer, reads: bool):
     """Per-dimension IntSets of ``buffer`` accessed by the blocks below ``loop``."""
+    from ....arith import eval_set
+    from ....arith.int_set import IntSet
     sets = None
     for realize, loops_below in blocks_under:
         dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops_below}
@@ -95,6 +95,7 @@ def _blocks_below(loop: For) -> list:
 
 def _iter_ranges(block, regions, needed, analyzer):
     """Range of each iter var of ``block`` whose access index is that bare var."""
+    from ....arith.int_set import IntSet
     ranges = {}
     for region in regions:
         sets = needed.get(id(region.buffer))
@@ -111,6 +112,7 @@ def _iter_ranges(block, regions, needed, analyzer):
 
 def _new_nest(block_realize, ranges, preserve_unit_loops, analyzer):
     """The block realized over the needed ranges, under fresh loops ``ax0, ax1, ...``."""
+    from ....arith.int_set import IntSet
     block = block_realize.block
     bindings, loops, predicates = [], [], []
     for iv in block.iter_vars:
@@ -155,6 +157,7 @@ def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: b
         fail(primitive, f"block {block_name!r} must come {order} loop {loop_var.name!r} in "
              "program order", func, loops=[loop_var], blocks=[block_name])
     _check_between(func, primitive, items, nest_at, loop_at, hit.node.block)
+    from ....arith import Analyzer
     analyzer = Analyzer()
     for enclosing in [p for p in loop_hit.parents if isinstance(p, For)] + [loop_hit.node]:
         analyzer.bind(enclosing.loop_var, Range(enclosing.min, enclosing.extent))
@@ -170,11 +173,43 @@ def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: b
         role = "producer" if reverse else "consumer"
         fail(primitive, f"no {role} of block {block_name!r} is under loop {loop_var.name!r}",
              func, loops=[loop_var], blocks=[block_name])
+    _check_dependences(func, primitive, loop_hit, block, scope, reverse)
     ranges = _iter_ranges(block, own, needed, analyzer)
     nest = _new_nest(hit.node, ranges, preserve_unit_loops, analyzer)
     loop = loop_hit.node
     body = seq(loop.body, nest) if reverse else seq(nest, loop.body)
     return replace_stmts(func, {nest_top: None, loop: loop.replace(body=body)})
+
+
+def _check_dependences(func, primitive, loop_hit, block, scope, reverse):
+    """reverse: every producer under ``loop`` finishes its region within one iteration
+    (``loop`` and the loops above it are spatial for the producer). Forward: every
+    consumer of the block in the scope sits under ``loop``."""
+    from ..ir_utils import child_block_realizes, uses_any
+    outer_loops = [p.loop_var for p in loop_hit.parents if isinstance(p, For)]
+    outer_loops.append(loop_hit.node.loop_var)
+    under = {id(r) for r in block_realizes_under(loop_hit.node)}
+    if reverse:
+        read = {id(r.buffer) for r in block.reads}
+        for realize in block_realizes_under(loop_hit.node):
+            other = realize.block
+            if not {id(r.buffer) for r in other.writes} & read:
+                continue
+            for iv, value in zip(other.iter_vars, realize.iter_values):
+                if iv.iter_type != IterType.DATA_PAR and uses_any(value, outer_loops):
+                    fail(primitive, f"producer block {other.name_hint!r} has not finished its "
+                         f"{iv.iter_type.value} over {iv.var.name!r} within one iteration of "
+                         f"loop {loop_hit.node.loop_var.name!r}", func,
+                         loops=[loop_hit.node.loop_var], blocks=[other.name_hint])
+        return
+    written = {id(r.buffer) for r in block.writes}
+    for realize in block_realizes_under(scope.body):
+        other = realize.block
+        if other is not block and {id(r.buffer) for r in other.reads} & written and \
+                id(realize) not in under:
+            fail(primitive, f"consumer block {other.name_hint!r} of block {block.name_hint!r} "
+                 f"is not under loop {loop_hit.node.loop_var.name!r}", func,
+                 loops=[loop_hit.node.loop_var], blocks=[other.name_hint])
 
 
 def _check_between(func, primitive, items, nest_at, loop_at, block):

@@ -152,16 +152,33 @@ def _nesting_chain(func, loop_vars) -> list:
 
 
 def _check_reorder_bindings(func, chain, moved):
-    """Blocks below must bind the moved loops only to spatial/reduction iter vars."""
+    """Blocks below must bind the moved loops only to spatial/reduction iter vars, and
+    (for blocks with an init) not to both: reordering a loop that mixes output and
+    reduction positions would let an update run before the init of its element."""
     from ...stmt import IterType
     from ..ir_utils import uses_any
     for realize in block_realizes_under(chain[-1].body):
+        if realize.block.init is not None:
+            _check_not_mixed(func, realize, [lp.loop_var for lp in chain])
         for iv, value in zip(realize.block.iter_vars, realize.iter_values):
             if iv.iter_type not in (IterType.DATA_PAR, IterType.COMM_REDUCE) and uses_any(
                     value, moved):
                 fail("reorder", f"block {realize.block.name_hint!r} binds iter var "
                      f"{iv.var.name!r} of type {iv.iter_type.value} to a reordered loop",
                      func, blocks=[realize.block.name_hint])
+
+
+def _check_not_mixed(func, realize, loop_vars):
+    from ...stmt import IterType
+    from ..ir_utils import uses_any
+    for var in loop_vars:
+        kinds = {iv.iter_type for iv, value in zip(realize.block.iter_vars,
+                                                    realize.iter_values)
+                 if uses_any(value, [var])}
+        if IterType.DATA_PAR in kinds and IterType.COMM_REDUCE in kinds:
+            fail("reorder", f"loop {var.name!r} feeds both spatial and reduction iter vars of "
+                 f"block {realize.block.name_hint!r}; reordering it could update an element "
+                 "before its init", func, loops=[var], blocks=[realize.block.name_hint])
 
 
 def reorder(func: PrimFunc, loop_vars: list) -> PrimFunc:

@@ -42,6 +42,17 @@ def _init_loops(loops_below, bindings):
     return vmap, copies
 
 
+def _check_no_reduction_above(func, block, realize, loops_above, loop_var):
+    """The init must run once per output element: no reduction loop may enclose it."""
+    for loop in loops_above:
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            if iv.iter_type != IterType.DATA_PAR and uses_any(value, [loop.loop_var]):
+                fail("decompose_reduction", f"loop {loop.loop_var.name!r} above "
+                     f"{loop_var.name!r} is a reduction loop of block {block.name_hint!r}; "
+                     f"decompose at {loop.loop_var.name!r} or a loop above it", func,
+                     loops=[loop.loop_var, loop_var], blocks=[block.name_hint])
+
+
 def decompose_reduction(func: PrimFunc, block_name: str, loop_var: Var) -> PrimFunc:
     """Split block ``block_name`` into ``<name>_init`` (placed before ``loop_var``) and
     ``<name>_update``."""
@@ -56,6 +67,7 @@ def decompose_reduction(func: PrimFunc, block_name: str, loop_var: Var) -> PrimF
         fail("decompose_reduction", f"loop {loop_var.name!r} is not above block "
              f"{block_name!r}; pass one of its loops {[lp.loop_var.name for lp in loops]}",
              func, loops=[loop_var], blocks=[block_name])
+    _check_no_reduction_above(func, block, realize, loops[:position], loop_var)
     spatial = [(iv, v) for iv, v in zip(block.iter_vars, realize.iter_values)
                if iv.iter_type == IterType.DATA_PAR]
     loop_map, copies = _init_loops(loops[position:], [v for _, v in spatial])

@@ -1,0 +1,80 @@
+from mlcbench.script import tir as T
+from mlcbench.tir import Schedule
+from schedule_testing import check_after, check_numeric, check_refused
+
+
+@T.prim_func
+def scale_add(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((16, 8))
+    for i, j in T.grid(16, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def producer_under_tile(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((16, 8))
+    for i, j_0 in T.grid(16, 2):
+        for ax0 in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(8, j_0 * 4 + ax0)
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j_1 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(8, j_0 * 4 + j_1)
+                T.reads(B[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_compute_at_tile_of_consumer():
+    sch = Schedule(scale_add)
+    _, j = sch.get_loops("C")
+    j0, _ = sch.split(j, factors=[None, 4])
+    sch.compute_at(sch.get_block("B"), j0)
+    check_after(scale_add, sch, producer_under_tile)
+    check_numeric(sch.mod["main"], lambda a, c: a * 2 + 1)
+
+
+@T.prim_func
+def matmul_relu(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
+                C: T.Buffer((8, 8), "float32")):
+    Y = T.alloc_buffer((8, 8))
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+
+def test_compute_at_reduction_producer_keeps_full_reduction():
+    sch = Schedule(matmul_relu)
+    i, _ = sch.get_loops("C")
+    sch.compute_at(sch.get_block("Y"), i)
+    loops = [sch.get(lp) for lp in sch.get_loops("Y")]
+    assert [lp.extent.value for lp in loops] == [8, 8, 8]
+    check_numeric(sch.mod["main"], lambda a, b, c: (np.maximum(a @ b, 0)))
+
+
+def test_compute_at_refuses_loop_before_the_block():
+    sch = Schedule(scale_add)
+    i_b, _ = sch.get_loops("B")
+    block_c = sch.get_block("C")
+    check_refused(sch, lambda s: s.compute_at(block_c, i_b), "must come before loop 'i'")
+
+
+import numpy as np  # noqa: E402
