@@ -71,8 +71,6 @@ def matmul(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 16), "float32"),
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 
 
-@pytest.mark.xfail(strict=True, reason="LLVM codegen computes a wrong result for a fused "
-                   "spatial loop nested inside the reduction loop; the lowered TIR is right")
 def test_fused_loop_inside_reduction_loop_builds_correctly():
     sch = Schedule(matmul)
     i, j, k = sch.get_loops("C")

@@ -1,0 +1,30 @@
+"""Programs that once made LLVM's optimizer produce wrong code, checked against numpy."""
+import numpy as np
+import pytest
+
+import mlcbench as tvm
+from mlcbench.script import from_source
+
+
+def _fused_reduction(m, n, k):
+    # A reduction loop around a fused spatial loop, with the init under `if k == 0`:
+    # the vectorizer used to interleave this loop and read B[k, f % n] as B[k, f].
+    return from_source(f'''
+@T.prim_func
+def main(A: T.Buffer(({m}, {k}), "float32"), B: T.Buffer(({k}, {n}), "float32"),
+         C: T.Buffer(({m}, {n}), "float32")):
+    for r, f in T.grid({k}, {m * n}):
+        if r == 0:
+            C[f // {n}, f % {n}] = T.float32(0)
+        C[f // {n}, f % {n}] = C[f // {n}, f % {n}] + A[f // {n}, r] * B[r, f % {n}]
+''')
+
+
+@pytest.mark.parametrize("m, n, k", [(8, 16, 12), (16, 8, 12), (4, 32, 3), (64, 2, 3)])
+def test_fused_spatial_loop_under_reduction_loop(m, n, k):
+    lib = tvm.build(_fused_reduction(m, n, k))
+    rng = np.random.default_rng(0)
+    a, b = rng.random((m, k), dtype="float32"), rng.random((k, n), dtype="float32")
+    c = np.zeros((m, n), "float32")
+    lib["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
