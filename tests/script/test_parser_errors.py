@@ -178,3 +178,13 @@ def test_parameters_with_defaults_are_rejected():
     with pytest.raises(ParseError, match=r"<string>:3:22: error: TVMScript parameters are plain"):
         from_source('@T.prim_func\ndef f(A: T.Buffer((4,), "float32"),\n'
                     '      n: T.int32, *, m: T.int32 = 3):\n    A[0] = 1\n')
+
+
+def test_constant_division_by_zero_is_a_parse_error():
+    source = '''
+@T.prim_func
+def main():
+    T.evaluate(1 % (1 - 1))
+'''
+    with pytest.raises(ParseError, match=r"<string>:4:\d+: error: division by zero"):
+        from_source(source)

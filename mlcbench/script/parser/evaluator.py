@@ -185,6 +185,8 @@ class Evaluator:
             return E.binary(op, *args) if binary else op(*args)
         except ParseError as err:
             raise self._located(node, err) from None
+        except ZeroDivisionError:
+            raise self.error(node, "division by zero in a constant expression") from None
         except _CALL_ERRORS as err:
             raise self.error(node, f"{type(err).__name__}: {err}") from None
 
