@@ -126,16 +126,19 @@ class ModulePass(Pass):
 
 
 class PrimFuncPass(Pass):
-    """Applies ``fn(func, mod, ctx)`` to every PrimFunc of the module."""
+    """Applies ``fn(func, mod, ctx)`` to every PrimFunc of the module.
+
+    PrimFuncs are recognised by their class attribute ``ir_level == "tir"``, so this
+    foundation module needs no import of the tensor-IR layer above it.
+    """
 
     def __init__(self, fn, info: PassInfo):
         self.fn, self.info = fn, info
 
     def transform_module(self, mod, ctx):
-        from ..tir.function import PrimFunc
         out = mod.copy()
         for gv, func in mod.items():
-            if isinstance(func, PrimFunc):
+            if getattr(func, "ir_level", None) == "tir":
                 new = self.fn(func, mod, ctx)
                 if new is not func:
                     out[gv] = new

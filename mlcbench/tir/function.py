@@ -13,6 +13,8 @@ class PrimFunc(Node):
     each handle to the Buffer the body uses. ``attrs`` holds ``global_symbol``,
     ``tir.noalias`` and friends."""
 
+    ir_level = "tir"      # how level-generic code (passes, printers) tells functions apart
+
     params: tuple
     body: Stmt
     buffer_map: dict = None

@@ -86,3 +86,12 @@ def test_measure_plain_callable_and_validation():
     assert len(calls) == 1 + 6 and len(result.results) == 2
     with pytest.raises(ValueError, match="number and repeat"):
         measure(calls.append, (1,), number=0)
+
+
+@pytest.mark.parametrize("field", ["mean", "median", "results"])
+def test_reading_a_result_field_on_the_evaluator_explains_the_call(kernels, field):
+    evaluator = kernels.time_evaluator("add_one", rt.cpu(), number=3)
+    with pytest.raises(AttributeError, match=rf"call it with the arguments of add_one first.*\)\.{field}"):
+        getattr(evaluator, field)
+    with pytest.raises(AttributeError):
+        evaluator.not_a_field
