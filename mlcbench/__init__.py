@@ -13,6 +13,8 @@ from .runtime import (Device, cpu, cuda, device, get_global_func, load_module, r
 from .runtime import ndarray as nd
 from . import tir, script, target, testing
 from . import te, topi
+from . import dlight
 from . import arith
+from . import relax
 from .target import Target
 from .driver.build import build, lower

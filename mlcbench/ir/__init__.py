@@ -3,6 +3,7 @@ from .dtype import DataType, dtype
 from .errors import (CodegenError, IRError, MLCBenchError, ParseError, RuntimeError_,
                      ScheduleError, StructuralMismatch, TuningError)
 from .module import GlobalVar, IRModule
+from .op import Op
 from .node import Node, node
 from .span import Span
 from .structural import assert_structural_equal, structural_equal, structural_hash

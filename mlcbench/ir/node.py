@@ -7,6 +7,7 @@ Structural comparison up to renaming lives in :mod:`mlcbench.ir.structural`.
 Field metadata understood by the generic walkers:
 
 * ``ignore=True`` -- not part of the structure (names of binders, source spans).
+* ``defines=True`` -- the binders in this field are defined here (see :func:`defines`).
 """
 from __future__ import annotations
 
@@ -33,6 +34,13 @@ def node(cls=None, *, binder: bool = False):
         c._fields = tuple(f for f in dataclasses.fields(c) if not f.metadata.get("ignore"))
         return c
     return wrap if cls is None else wrap(cls)
+
+
+def defines(**kwargs):
+    """A dataclass field whose binders are *defined* here (a loop variable, a parameter):
+    structural equality may match them with fresh binders of the other side, while a
+    binder met first anywhere else is free and must be the same object."""
+    return dataclasses.field(metadata={"defines": True}, **kwargs)
 
 
 def ignored(default=None, **kwargs):

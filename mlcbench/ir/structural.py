@@ -1,7 +1,11 @@
 """Structural equality and hashing: same shape, same constants, binders up to renaming.
 
-Binders (``Var``, ``Buffer``, ...) are matched one-to-one the first time they meet:
-``for i: A[i]`` equals ``for j: A[j]``, but ``B[i, i]`` does not equal ``B[i, j]``.
+Binders (``Var``, ``Buffer``, ...) are matched one-to-one where they are defined (a
+loop variable, a parameter, an allocated buffer -- fields marked with
+:func:`mlcbench.ir.node.defines`): ``for i: A[i]`` equals ``for j: A[j]``, but
+``B[i, i]`` does not equal ``B[i, j]``. A *free* binder (used, never defined in what is
+compared) must be the very same object on both sides, as in TVM, unless
+``map_free_vars=True``: then free binders are matched one-to-one too.
 ``assert_structural_equal`` reports the path of the first difference, e.g.
 ``func.body.block.body[1].value.b: 1 != 2``.
 """
@@ -27,6 +31,7 @@ class _Equal:
         self.lhs_to_rhs: dict[int, object] = {}
         self.rhs_to_lhs: dict[int, object] = {}
         self.keep_alive: list = []
+        self.defining = 0           # > 0 while visiting a field that defines binders
 
     def fail(self, path, lhs, rhs, why=None):
         raise _Mismatch(path, why or f"{_short(lhs)} != {_short(rhs)}")
@@ -63,6 +68,8 @@ class _Equal:
             left, right = _module_structure(lhs), _module_structure(rhs)
             if [n for n, _ in left] != [n for n, _ in right]:
                 self.fail(path, [n for n, _ in left], [n for n, _ in right])
+            for name in (n for n, _ in left):      # functions refer to each other by name
+                self.bind(lhs.get_global_var(name), rhs.get_global_var(name), path)
             for (name, a), (_, b) in zip(left, right):
                 self.visit(a, b, f'{path}["{name}"]')
             return
@@ -76,9 +83,42 @@ class _Equal:
             if key_r in self.rhs_to_lhs:
                 self.fail(path, lhs, rhs, f"{_short(rhs)} was matched with "
                           f"{_short(self.rhs_to_lhs[key_r])} earlier, found {_short(lhs)}")
+            if not (self.defining or self.map_free_vars or lhs is rhs
+                    or self.views_matched_memory(lhs, rhs)):
+                self.fail(path, lhs, rhs, f"free variables differ: {_short(lhs)} is not "
+                          f"{_short(rhs)} (neither is defined in the compared IR; pass "
+                          "map_free_vars=True to match free variables by position)")
             self.bind(lhs, rhs, path)
-        for field in lhs._fields:
-            self.visit(getattr(lhs, field.name), getattr(rhs, field.name), f"{path}.{field.name}")
+            self.defining += 1          # what a definition holds (shape vars) is defined too
+            try:
+                self.visit_fields(lhs, rhs, path)
+            finally:
+                self.defining -= 1
+            return
+        self.visit_fields(lhs, rhs, path)
+
+    def views_matched_memory(self, lhs, rhs) -> bool:
+        """A binder such as a flattened Buffer is defined by the memory it views
+        (``_view_of``): it may be matched when that memory already is."""
+        field = getattr(lhs, "_view_of", None)
+        if field is None:
+            return False
+        memory, other = getattr(lhs, field), getattr(rhs, field)
+        matched = self.lhs_to_rhs.get(id(memory))
+        return matched is other or (matched is None and memory is other)
+
+    def visit_fields(self, lhs, rhs, path):
+        # Definitions first: a PrimFunc's buffer_map and a Block's alloc_buffers come
+        # after the body in field order, but the body's uses must find them defined.
+        fields = sorted(lhs._fields, key=lambda f: not f.metadata.get("defines"))
+        for field in fields:
+            defining = bool(field.metadata.get("defines"))
+            self.defining += defining
+            try:
+                self.visit(getattr(lhs, field.name), getattr(rhs, field.name),
+                           f"{path}.{field.name}")
+            finally:
+                self.defining -= defining
 
     def bind(self, lhs, rhs, path):
         self.lhs_to_rhs[id(lhs)] = rhs
@@ -106,7 +146,7 @@ def _node_short(obj) -> str:
         return type(obj).__name__
 
 
-def structural_equal(lhs, rhs, map_free_vars: bool = True) -> bool:
+def structural_equal(lhs, rhs, map_free_vars: bool = False) -> bool:
     """True when ``lhs`` and ``rhs`` have the same structure up to renaming of binders."""
     try:
         _Equal(map_free_vars).visit(lhs, rhs, _root_name(lhs))
@@ -115,7 +155,7 @@ def structural_equal(lhs, rhs, map_free_vars: bool = True) -> bool:
     return True
 
 
-def assert_structural_equal(lhs, rhs, map_free_vars: bool = True) -> None:
+def assert_structural_equal(lhs, rhs, map_free_vars: bool = False) -> None:
     """Raise :class:`StructuralMismatch` naming the first path where ``lhs`` and ``rhs`` differ."""
     try:
         _Equal(map_free_vars).visit(lhs, rhs, _root_name(lhs))

@@ -16,3 +16,5 @@ from .stmt import (Allocate, AssertStmt, Block, BlockRealize, BufferStore, DeclB
 from ..ir.errors import ScheduleError
 from . import analysis
 from .schedule import BlockRV, ExprRV, Instruction, LoopRV, Schedule, Trace
+from .schedule.primitives.index_map import IndexMap
+from .tensor_intrin import TensorIntrin

@@ -10,12 +10,14 @@ from typing import Any
 
 from ..ir.dtype import DataType, dtype as as_dtype
 from ..ir.errors import IRError
-from ..ir.node import Node, ignored, node
+from ..ir.node import Node, defines, ignored, node
 from .expr import BufferLoad, IntImm, PrimExpr, Var, convert
 
 
 @node(binder=True)
 class Buffer(Node):
+    _view_of = "data"    # a buffer over already-matched memory counts as defined by it
+
     name: str = ignored("buffer")
     shape: tuple = ()
     dtype: DataType = as_dtype("float32")
@@ -103,7 +105,7 @@ class BufferRegion(Node):
 @node
 class MatchBufferRegion(Node):
     """Bind ``buffer`` to view ``source`` (a region of an outer buffer) inside a block."""
-    buffer: Buffer
+    buffer: Buffer = defines()
     source: BufferRegion
 
 

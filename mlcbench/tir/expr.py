@@ -23,7 +23,7 @@ from typing import Any
 
 from ..ir.dtype import DataType, dtype as as_dtype
 from ..ir.errors import IRError
-from ..ir.node import Node, ignored, node
+from ..ir.node import Node, defines, ignored, node
 
 
 class PrimExpr(Node):
@@ -278,7 +278,7 @@ class Call(PrimExpr):
 
 @node
 class Let(PrimExpr):
-    var: Var
+    var: Var = defines()
     value: PrimExpr
     body: PrimExpr
     dtype: DataType = None

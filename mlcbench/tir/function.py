@@ -1,7 +1,7 @@
 """PrimFunc: a tensor program with buffer parameters."""
 from __future__ import annotations
 
-from ..ir.node import Node, node
+from ..ir.node import Node, defines, node
 from .buffer import Buffer
 from .expr import Var
 from .stmt import Stmt
@@ -15,9 +15,9 @@ class PrimFunc(Node):
 
     ir_level = "tir"      # how level-generic code (passes, printers) tells functions apart
 
-    params: tuple
-    body: Stmt
-    buffer_map: dict = None
+    params: tuple = defines()
+    body: Stmt = None
+    buffer_map: dict = defines(default=None)
     attrs: dict = None
     ret_type: str | None = None
 

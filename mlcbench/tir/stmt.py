@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from ..ir.node import Node, node
+from ..ir.node import Node, defines, node
 from .buffer import Buffer
 from .expr import PrimExpr, Range, Var, const, convert
 
@@ -59,7 +59,7 @@ class IterType(str, Enum):
 @node
 class IterVar(Node):
     dom: Range
-    var: Var
+    var: Var = defines()
     iter_type: IterType = IterType.DATA_PAR
     thread_tag: str = ""
 
@@ -125,7 +125,7 @@ class IfThenElse(Stmt):
 
 @node
 class LetStmt(Stmt):
-    var: Var
+    var: Var = defines()
     value: PrimExpr
     body: Stmt
 
@@ -139,7 +139,7 @@ class AssertStmt(Stmt):
 
 @node
 class For(Stmt):
-    loop_var: Var
+    loop_var: Var = defines()
     min: PrimExpr
     extent: PrimExpr
     kind: ForKind
@@ -163,8 +163,8 @@ class Block(Stmt):
     name_hint: str
     body: Stmt
     init: Stmt | None = None
-    alloc_buffers: tuple = ()
-    match_buffers: tuple = ()
+    alloc_buffers: tuple = defines(default=())
+    match_buffers: tuple = defines(default=())
     annotations: dict = None
 
     def __post_init__(self):
@@ -188,7 +188,7 @@ class BlockRealize(Stmt):
 @node
 class Allocate(Stmt):
     """Storage for ``buffer`` (flat, after lowering) live during ``body``."""
-    buffer: Buffer
+    buffer: Buffer = defines()
     body: Stmt
     annotations: dict = None
 
@@ -200,7 +200,7 @@ class Allocate(Stmt):
 @node
 class DeclBuffer(Stmt):
     """Declare ``buffer`` as a view of existing memory (its ``data`` var) during ``body``."""
-    buffer: Buffer
+    buffer: Buffer = defines()
     body: Stmt
 
 

@@ -13,16 +13,27 @@ def _loop(var_name, buf_name, increment):
 
 
 def test_equal_up_to_renaming_of_binders():
-    a, b = _loop("i", "A", 1.0), _loop("j", "B", 1.0)
+    a, b = _func("i", 1.0), _func("j", 1.0)
     assert structural_equal(a, b)
     assert structural_hash(a) == structural_hash(b)
 
 
+def test_free_variables_must_be_identical_unless_mapped():
+    a, b = _loop("i", "A", 1.0), _loop("j", "B", 1.0)     # buffers A and B are free here
+    assert not structural_equal(a, b)
+    with pytest.raises(StructuralMismatch, match="free variables differ: Buffer"):
+        assert_structural_equal(a, b)
+    assert structural_equal(a, b, map_free_vars=True)
+    n, m = tir.Var("n"), tir.Var("m")
+    assert structural_equal(n + 1, n + 1) and not structural_equal(n + 1, m + 1)
+    assert structural_equal(n + 1, m + 1, map_free_vars=True)
+
+
 def test_constant_difference_is_reported_with_its_path():
     a, b = _loop("i", "A", 1.0), _loop("i", "A", 2.0)
-    assert not structural_equal(a, b)
+    assert not structural_equal(a, b, map_free_vars=True)
     with pytest.raises(StructuralMismatch, match=r"For\.body\.value\.b\.value: 1\.0 != 2\.0"):
-        assert_structural_equal(a, b)
+        assert_structural_equal(a, b, map_free_vars=True)
 
 
 def test_binders_must_match_one_to_one():
@@ -30,8 +41,9 @@ def test_binders_must_match_one_to_one():
     buf = tir.decl_buffer((8, 8), "float32", "A")
     same = tir.BufferStore(buf, 0.0, (i, i))
     different = tir.BufferStore(buf, 0.0, (i, j))
-    assert not structural_equal(same, different)
-    assert structural_equal(same, tir.BufferStore(buf, 0.0, (j, j)))
+    assert not structural_equal(same, different, map_free_vars=True)
+    assert structural_equal(same, tir.BufferStore(buf, 0.0, (j, j)), map_free_vars=True)
+    assert not structural_equal(same, tir.BufferStore(buf, 0.0, (j, j)))   # i, j are free
 
 
 def test_dtype_and_kind_matter():

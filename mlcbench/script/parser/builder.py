@@ -92,6 +92,15 @@ class Builder:
                 body.insert(0, item)
         return seq(*body)
 
+    def pending_wrappers(self) -> int:
+        """How many wrappers the body being built holds (0 or 1 right after a call)."""
+        return sum(isinstance(item, _Wrapper) for item in self._bodies[-1])
+
+    def abandon_body(self) -> None:
+        """Drop the body opened last without building it (a ``with`` that turned out to
+        be a block, or a parse error)."""
+        self._bodies.pop()
+
     # -- declarations -------------------------------------------------------------------
     def innermost_block(self, who: str) -> BlockFrame:
         if not self.blocks:

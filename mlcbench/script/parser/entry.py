@@ -137,8 +137,9 @@ def module_attrs(attrs: dict) -> None:
 
 def default_env() -> dict:
     import mlcbench
-    from .. import ir as I_ns, tir as T_ns  # noqa: N812
-    return {"T": T_ns, "I": I_ns, "tvm": mlcbench, "mlcbench": mlcbench, "tir": mlcbench.tir}
+    from .. import ir as I_ns, relax as R_ns, tir as T_ns  # noqa: N812
+    return {"T": T_ns, "I": I_ns, "R": R_ns, "tvm": mlcbench, "mlcbench": mlcbench,
+            "tir": mlcbench.tir}
 
 
 @_short_traceback

@@ -29,6 +29,10 @@ _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
             ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
             ast.Is: operator.is_, ast.IsNot: operator.is_not,
             ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+# Comparisons that involve an expression build the node for the operator as written:
+# Python would reflect ``0 < n`` into ``n.__gt__(0)``, i.e. GT(n, 0) instead of LT(0, n).
+_COMPARE_NODES = {ast.Eq: E.EQ, ast.NotEq: E.NE, ast.Lt: E.LT, ast.LtE: E.LE, ast.Gt: E.GT,
+                  ast.GtE: E.GE}
 _UNSUPPORTED = {
     ast.Lambda: "lambda expressions are not supported in TVMScript",
     ast.ListComp: "list comprehensions are not supported in TVMScript; write the elements out",
@@ -169,8 +173,12 @@ class Evaluator:
         if len(node.ops) > 1:
             raise self.error(node, "chained comparisons such as `a < b < c` are not supported;"
                                    " write `a < b and b < c`")
-        a, b = self.eval(node.left), self.eval(node.comparators[0])
-        return self._apply(node, _COMPARE[type(node.ops[0])], a, b)
+        a = as_value(self.eval(node.left))
+        b = as_value(self.eval(node.comparators[0]))
+        op = type(node.ops[0])
+        if op in _COMPARE_NODES and (isinstance(a, E.PrimExpr) or isinstance(b, E.PrimExpr)):
+            return self._apply(node, _COMPARE_NODES[op], a, b, binary=True)
+        return self._apply(node, _COMPARE[op], a, b)
 
     def eval_IfExp(self, node):
         test = self.eval(node.test)

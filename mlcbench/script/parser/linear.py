@@ -7,11 +7,27 @@ parsed IR would not equal the printed one. A sum of terms with integer coefficie
 is enough for that; anything else is kept as one opaque term.
 
 >>> extent_between(vi * 4, vi * 4 + 4)     # IntImm(int32, 4)
+>>> extent_between(i, i + n * 2)            # n * 2, as written after ``i +``
 """
 from __future__ import annotations
 
-from ...ir.structural import structural_equal
+from ...ir.node import Node
 from ...tir.expr import Add, IntImm, Mul, PrimExpr, Sub, const, convert
+
+
+def same_term(a, b) -> bool:
+    """``a`` and ``b`` are the same expression, variables and buffers by identity:
+    ``i * 2`` is the same term as another ``i * 2``, never as ``n * 2``."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, Node):
+        return not a._binder and all(same_term(getattr(a, f.name), getattr(b, f.name))
+                                     for f in a._fields)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_term(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def _terms(expr: PrimExpr, scale: int, out: list, constant: list) -> None:
@@ -30,7 +46,7 @@ def _terms(expr: PrimExpr, scale: int, out: list, constant: list) -> None:
         _terms(expr.b, scale * expr.a.value, out, constant)
     else:
         for k, (term, coeff) in enumerate(out):
-            if term is expr or structural_equal(term, expr, map_free_vars=False):
+            if same_term(term, expr):
                 out[k] = (term, coeff + scale)
                 return
         out.append((expr, scale))
@@ -60,6 +76,8 @@ def extent_between(start, stop) -> PrimExpr:
     start, stop = convert(start), convert(stop)
     if isinstance(start, IntImm) and start.value == 0:
         return stop
+    if isinstance(stop, Add) and same_term(stop.a, start):
+        return stop.b                 # exactly what the printer wrote: start + extent
     if not (start.dtype.is_integer and stop.dtype.is_integer):
         return stop - start
     terms: list = []

@@ -317,7 +317,17 @@ class TIRParser:
         if len(stmt.items) != 1:
             raise self.error(stmt, "one context per `with` statement in TVMScript")
         item = stmt.items[0]
-        spec = self.eval(item.context_expr)
+        hint = item.optional_vars.id if isinstance(item.optional_vars, ast.Name) else None
+        self.builder.begin_body()       # catches the wrapper T.Assert/T.allocate emit
+        try:
+            spec = self.eval(item.context_expr, hint=hint)
+        except BaseException:
+            self.builder.abandon_body()
+            raise
+        if self.builder.pending_wrappers() == 1:
+            self.parse_scoped_with(stmt, item, spec)
+            return
+        self.builder.abandon_body()
         if isinstance(spec, BlockSpec):
             self.parse_block(stmt, spec)
         elif isinstance(spec, InitSpec):
@@ -325,8 +335,30 @@ class TIRParser:
         elif isinstance(spec, LetSpec):
             self.parse_let_with(stmt, item, spec)
         else:
-            raise self.error(item.context_expr, "expected `with T.block(...)`, `with T.init()` "
-                                                "or `with T.LetStmt(...) as x`")
+            raise self.error(item.context_expr, "expected `with T.block(...)`, `with T.init()`, "
+                                                "`with T.LetStmt(...) as x`, `with T.Assert(c, "
+                                                "msg)`, `with T.allocate(...) as x` or `with "
+                                                "T.decl_buffer(...) as x`")
+
+    def parse_scoped_with(self, stmt: ast.With, item: ast.withitem, value) -> None:
+        """``with T.Assert(c, "msg"):`` / ``with T.allocate(...) as p:`` /
+        ``with T.decl_buffer(...) as B:``: the statement that the call wraps around the
+        rest of the body wraps only the ``with`` body instead, so statements after the
+        ``with`` stay outside it (``SeqStmt(AssertStmt(c, msg, body), after)``)."""
+        target = item.optional_vars
+        if (value is None) != (target is None):
+            self.builder.abandon_body()
+            expected = "binds no name" if value is None else "needs `as name`"
+            raise self.error(stmt, f"`with {ast.unparse(item.context_expr)}` {expected}")
+        if target is not None and not isinstance(target, ast.Name):
+            self.builder.abandon_body()
+            raise self.error(target, "`with ... as x` binds one plain name")
+        with self.scope():
+            if target is not None:
+                self.bind(target.id, value)
+            for inner in stmt.body:
+                self.visit(inner)
+        self.builder.emit(self.builder.end_body())
 
     def parse_block(self, stmt: ast.With, spec: BlockSpec) -> None:
         if stmt.items[0].optional_vars is not None:

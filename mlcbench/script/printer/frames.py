@@ -63,6 +63,10 @@ class Names:
         """Give ``binder`` a fresh name based on ``hint``, live until ``frame`` closes."""
         base = sanitize(hint)
         name, k = base, 1
+        if name in self.taken:          # "tmp_1" taken: try "tmp_2", not "tmp_1_1", so
+            stem, _, suffix = base.rpartition("_")      # reprinting parsed text keeps it
+            if stem and suffix.isdigit():
+                base = stem
         while name in self.taken:
             name = f"{base}_{k}"
             k += 1

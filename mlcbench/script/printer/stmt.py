@@ -79,10 +79,14 @@ class StmtPrinter(ScopedPrinter):
         condition = self.expr(s.condition)
         with self.scope() as then_frame:
             self.body(s.then_case)
-        parent.emit_scope(f"if {condition}:", then_frame)
+        else_frame = None
         if s.else_case is not None:
             with self.scope() as else_frame:
                 self.body(s.else_case)
+        # Both branches are printed before either is emitted: a definition a branch
+        # needs (a buffer view) then lands in front of the `if`, not before the `else:`.
+        parent.emit_scope(f"if {condition}:", then_frame)
+        if else_frame is not None:
             parent.emit_scope("else:", else_frame)
 
     # -- loops --------------------------------------------------------------------------

@@ -36,9 +36,12 @@ from .trace import BlockRV, ExprRV, Instruction, LoopRV, RandomVariable, Trace
 from .facade_compute import ComputeLocationMixin
 from .facade_loops import AnnotateMixin, LookupMixin, LoopMixin
 from .facade_sampling import SamplingMixin
+from .facade_layout import LayoutMixin
+from .facade_location import LocationSamplingMixin
 
 
-class Schedule(LookupMixin, LoopMixin, AnnotateMixin, ComputeLocationMixin, SamplingMixin):
+class Schedule(LookupMixin, LoopMixin, AnnotateMixin, LocationSamplingMixin,
+               ComputeLocationMixin, SamplingMixin, LayoutMixin):
     """Schedule ``mod`` (an IRModule or a PrimFunc, which becomes ``"main"``)."""
 
     def __init__(self, mod, seed: int | None = None, debug_mask="all",

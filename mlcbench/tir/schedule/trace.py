@@ -42,7 +42,7 @@ class ExprRV(RandomVariable):
 # Primitives whose result is a list of handles (printed as ``a, b = ...``).
 LIST_RESULTS = {"get_loops", "get_child_blocks", "get_producers", "get_consumers", "split",
                 "sample_perfect_tile"}
-SAMPLING = {"sample_perfect_tile", "sample_categorical"}
+SAMPLING = {"sample_perfect_tile", "sample_categorical", "sample_compute_location"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,6 +118,8 @@ class Trace:
         def fmt(value):
             if isinstance(value, RandomVariable):
                 return names.get(value, "<unknown handle>")
+            if hasattr(value, "as_python"):       # an IndexMap prints as its lambda
+                return value.as_python()
             if isinstance(value, (list, tuple)):
                 return "[" + ", ".join(fmt(v) for v in value) + "]"
             if isinstance(value, str):
@@ -158,6 +160,8 @@ class Trace:
         def enc(value):
             if isinstance(value, RandomVariable):
                 return "$" + names[value]
+            if hasattr(value, "as_json_value"):
+                return value.as_json_value()
             if isinstance(value, (list, tuple)):
                 return [enc(v) for v in value]
             return value
@@ -185,6 +189,9 @@ class Trace:
                 return handles[value]
             if isinstance(value, list):
                 return [dec(v) for v in value]
+            if isinstance(value, dict) and set(value) == {"index_map"}:
+                from .primitives.index_map import IndexMap
+                return IndexMap.from_text(value["index_map"])
             return value
 
         decisions = dict((n, d) for n, d in data.get("decisions", []))

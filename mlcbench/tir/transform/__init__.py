@@ -12,3 +12,4 @@ from .remove_no_op import RemoveNoOp
 from .unroll_loop import UnrollLoop
 from .vectorize_loop import VectorizeLoop
 from .simplify import Simplify
+from .storage_align import StorageAlign

@@ -100,6 +100,9 @@ def _matched_dims(buffer, source: BufferRegion) -> tuple:
         dims = tuple(range(len(region)))
     else:
         dims = tuple(k for k, r in enumerate(region) if const_int(r.extent) != 1)
+        trailing = tuple(range(len(region) - buffer.ndim, len(region)))
+        if len(dims) < buffer.ndim and set(dims) <= set(trailing):
+            dims = trailing      # unit dimensions matched: align with the last ones
     if len(dims) != buffer.ndim:
         raise CodegenError(
             f"match_buffer {buffer.name}: expected a region of {source.buffer.name} with "

@@ -7,6 +7,7 @@
     tir.LowerInitBlock        T.init() -> if <reduce vars at their min>: init
     tir.ConvertBlocksToOpaque block iter vars -> their bindings
     tir.CompactBufferAllocation intermediate buffers -> allocated where used, at the size used
+    tir.StorageAlign          storage_align annotations -> padded strides
     tir.LowerOpaqueBlock      blocks -> if (predicate) / Allocate (alloc_buffers)
     tir.Simplify
     tir.FlattenBuffer         A[i, j] -> A_flat[i * n + j]
@@ -56,6 +57,7 @@ from .lower_init_block import LowerInitBlock
 from .lower_opaque_block import ConvertBlocksToOpaque, LowerOpaqueBlock, VerifyCPUCompatible
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
+from .storage_align import StorageAlign
 from .unroll_loop import UnrollLoop
 from .vectorize_loop import VectorizeLoop
 
@@ -67,6 +69,7 @@ def default_lowering_pipeline() -> Sequential:
         LowerInitBlock(),
         ConvertBlocksToOpaque(),
         CompactBufferAllocation(),
+        StorageAlign(),
         LowerOpaqueBlock(),
         Simplify(),
         FlattenBuffer(),

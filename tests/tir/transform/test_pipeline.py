@@ -13,7 +13,7 @@ from mlcbench.tir import For, ForKind, Ramp, post_order_visit
 from mlcbench.tir.transform import default_lowering_pipeline, lower
 
 PASS_ORDER = ["tir.VerifyCPUCompatible", "tir.LowerInitBlock", "tir.ConvertBlocksToOpaque",
-              "tir.CompactBufferAllocation",
+              "tir.CompactBufferAllocation", "tir.StorageAlign",
               "tir.LowerOpaqueBlock", "tir.Simplify", "tir.FlattenBuffer", "tir.Simplify",
               "tir.UnrollLoop", "tir.VectorizeLoop", "tir.Simplify", "tir.RemoveNoOp"]
 

@@ -127,6 +127,11 @@ def cache_write(func: PrimFunc, block_name: str, index, scope: str,
     hit = find_block(func, block_name, "cache_write")
     block = hit.node.block
     buffer = _pick(func, "cache_write", block, block.writes, index, "written")
+    if block.init is None and any(r.buffer is buffer for r in block.reads):
+        fail("cache_write", f"block {block_name!r} reads {buffer.name!r} before writing it "
+             "and has no init, so the cache would start uninitialized (its init is in "
+             "another block); apply cache_write before decompose_reduction", func,
+             blocks=[block_name])
     cache = _scoped_copy(buffer, scope)
     root, items, top = _root_items(func, "cache_write", hit)
     _check_alone(func, "cache_write", items[top], buffer, block)

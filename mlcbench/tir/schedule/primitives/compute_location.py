@@ -176,9 +176,64 @@ def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: b
     _check_dependences(func, primitive, loop_hit, block, scope, reverse)
     ranges = _iter_ranges(block, own, needed, analyzer)
     nest = _new_nest(hit.node, ranges, preserve_unit_loops, analyzer)
+    _check_cover(func, primitive, nest, needed, analyzer, reverse, loop_var, block_name)
+    if reverse:
+        _check_no_repeated_reduction(func, primitive, loop_hit, nest, block_name)
     loop = loop_hit.node
     body = seq(loop.body, nest) if reverse else seq(nest, loop.body)
     return replace_stmts(func, {nest_top: None, loop: loop.replace(body=body)})
+
+
+def _nest_blocks(nest) -> list:
+    """[(BlockRealize, loops of ``nest`` above it)] of a freshly built nest."""
+    out = []
+    walk(nest, lambda node, parents: out.append(
+        (node, [p for p in parents if isinstance(p, For)]))
+        if type(node).__name__ == "BlockRealize" else None)
+    return out
+
+
+def _check_cover(func, primitive, nest, needed, analyzer, reverse, loop_var, block_name):
+    """Region cover, per iteration of ``loop``: a moved consumer reads only what the
+    producers under the loop wrote (reverse); a moved producer writes all that the
+    consumers under the loop read (forward). An access such as ``yy + ry`` that cannot
+    be narrowed to one iteration fails the first rule."""
+    for buffer_id, sets in needed.items():
+        realize = _nest_blocks(nest)[0][0]
+        regions = realize.block.reads if reverse else realize.block.writes
+        buffer = next(r.buffer for r in regions if id(r.buffer) == buffer_id)
+        moved = _access_region(_nest_blocks(nest), buffer, None, analyzer, reads=reverse)
+        for dim, (have, want) in enumerate(zip(moved, sets)):
+            inner, outer = (have, want) if reverse else (want, have)
+            if analyzer.can_prove(inner.min_value >= outer.min_value) and \
+                    analyzer.can_prove(inner.max_value <= outer.max_value):
+                continue
+            role = "reads" if reverse else "must provide"
+            other = "what the producers under it write" if reverse else \
+                "what its consumers under it read"
+            fail(primitive, f"block {block_name!r} {role} {buffer.name!r} (dimension {dim}) "
+                 f"outside {other} in one iteration of loop {loop_var.name!r}; move it "
+                 "under an outer loop", func, loops=[loop_var], blocks=[block_name])
+
+
+def _check_no_repeated_reduction(func, primitive, loop_hit, nest, block_name):
+    """A consumer whose reduction is spread over the outer loops must not run again for
+    an outer loop it does not depend on (it would add its terms twice)."""
+    from ..ir_utils import uses_any
+    outer = []
+    for p in loop_hit.parents + (loop_hit.node,):
+        if isinstance(p, Block):
+            outer = []
+        elif isinstance(p, For) and const_int(p.extent) != 1:
+            outer.append(p.loop_var)
+    realize = _nest_blocks(nest)[0][0]
+    pairs = list(zip(realize.block.iter_vars, realize.iter_values))
+    spread = any(iv.iter_type != IterType.DATA_PAR and uses_any(v, outer) for iv, v in pairs)
+    unused = [v for v in outer if not any(uses_any(value, [v]) for _, value in pairs)]
+    if spread and unused:
+        fail(primitive, f"reduction block {block_name!r} would accumulate again on every "
+             f"iteration of loop {unused[0].name!r}, which none of its axes depends on",
+             func, loops=unused, blocks=[block_name])
 
 
 def _check_dependences(func, primitive, loop_hit, block, scope, reverse):

@@ -53,6 +53,18 @@ def _check_no_reduction_above(func, block, realize, loops_above, loop_var):
                      loops=[loop.loop_var, loop_var], blocks=[block.name_hint])
 
 
+def _check_no_repeat_below(func, block, realize, loops_below):
+    """Every loop from ``loop`` down must drive an axis of the block: a loop none of
+    them uses would repeat the update without running the init again."""
+    for loop in loops_below:
+        if const_int(loop.extent) != 1 and not any(
+                uses_any(value, [loop.loop_var]) for value in realize.iter_values):
+            fail("decompose_reduction", f"loop {loop.loop_var.name!r} drives no axis of block "
+                 f"{block.name_hint!r}, so the update would repeat without its init; "
+                 f"decompose at a loop below {loop.loop_var.name!r}", func,
+                 loops=[loop.loop_var], blocks=[block.name_hint])
+
+
 def decompose_reduction(func: PrimFunc, block_name: str, loop_var: Var) -> PrimFunc:
     """Split block ``block_name`` into ``<name>_init`` (placed before ``loop_var``) and
     ``<name>_update``."""
@@ -68,6 +80,7 @@ def decompose_reduction(func: PrimFunc, block_name: str, loop_var: Var) -> PrimF
              f"{block_name!r}; pass one of its loops {[lp.loop_var.name for lp in loops]}",
              func, loops=[loop_var], blocks=[block_name])
     _check_no_reduction_above(func, block, realize, loops[:position], loop_var)
+    _check_no_repeat_below(func, block, realize, loops[position:])
     spatial = [(iv, v) for iv, v in zip(block.iter_vars, realize.iter_values)
                if iv.iter_type == IterType.DATA_PAR]
     loop_map, copies = _init_loops(loops[position:], [v for _, v in spatial])

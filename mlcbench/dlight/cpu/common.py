@@ -1,0 +1,126 @@
+"""Scheduling steps the CPU rules share: inlining, loop kinds, vectorize + parallel.
+
+Thresholds come from measurements on the project's CPUs: a GOMP fork/join costs
+about a microsecond, but a kernel under ~64K elements is done before a second thread
+helps, so small kernels stay on one thread.
+"""
+from __future__ import annotations
+
+from ...ir.errors import ScheduleError
+from ...tir.stmt import ForKind
+from ..analysis import BlockInfo, block_infos, iter_vars_of, total_extent
+
+PARALLEL_MIN_ELEMENTS = 64 * 1024
+
+
+def param_buffers(sch) -> set:
+    return set(sch.mod["main"].buffer_map.values())
+
+
+def inline_injective_producers(sch, keep=lambda info: False) -> None:
+    """compute_inline every injective block writing an intermediate buffer (pads,
+    broadcasts, casts), except those ``keep`` names; blocks that refuse stay."""
+    params = param_buffers(sch)
+    changed = True
+    while changed:
+        changed = False
+        for info in block_infos(sch):
+            if not info.is_injective or info.store is None or keep(info):
+                continue
+            if info.store.buffer in params:
+                continue
+            try:
+                sch.compute_inline(info.rv)
+                changed = True
+            except ScheduleError:
+                continue
+
+
+def inline_injective_consumers(sch, block_rv) -> None:
+    """reverse_compute_inline injective consumers (bias, relu, casts) into ``block_rv``."""
+    while True:
+        consumers = sch.get_consumers(block_rv)
+        if len(consumers) != 1:
+            return
+        info = next(i for i in block_infos(sch) if i.name == sch.get(consumers[0]).name_hint)
+        if not info.is_injective:
+            return
+        try:
+            sch.reverse_compute_inline(consumers[0])
+        except ScheduleError:
+            return
+
+
+def loop_kinds(sch, info: BlockInfo) -> list:
+    """"S" for each loop of ``info`` that feeds only spatial iterators, else "R"."""
+    reduce_vars = set()
+    for iv, value in zip(info.block.iter_vars, info.realize.iter_values):
+        if iv.iter_type.name != "DATA_PAR":
+            reduce_vars |= iter_vars_of(value)
+    return ["R" if sch.get(loop).loop_var in reduce_vars else "S"
+            for loop in sch.get_loops(info.rv)]
+
+
+def leading_spatial_loops(sch, info: BlockInfo) -> list:
+    loops, kinds = sch.get_loops(info.rv), loop_kinds(sch, info)
+    out = []
+    for loop, kind in zip(loops, kinds):
+        if kind != "S":
+            break
+        out.append(loop)
+    return out
+
+
+def choose_vector_tile(extent: int, lanes: int) -> int:
+    """Vector tile for a loop of ``extent``: two registers when that divides, else one,
+    else half a register (odd widths such as 28 lanes compile to slow code), else the
+    whole loop when short, else ``lanes`` with a predicate on the tail.
+    ``choose_vector_tile(1024, 16) == 32``, ``choose_vector_tile(56, 16) == 8``,
+    ``choose_vector_tile(13, 16) == 13``, ``choose_vector_tile(1000, 16) == 8``."""
+    for tile in (2 * lanes, lanes, lanes // 2):
+        if tile > 1 and extent >= tile and extent % tile == 0:
+            return tile
+    return extent if extent <= 2 * lanes else lanes
+
+
+def vectorize_and_parallelize(sch, info: BlockInfo, lanes: int) -> None:
+    """Fuse the leading spatial loops, vectorize the innermost spatial loop by
+    ``lanes`` when it is the last loop, and make the outer part parallel when large."""
+    loops = leading_spatial_loops(sch, info)
+    if not loops:
+        return
+    all_loops = sch.get_loops(info.rv)
+    work = total_extent(sch, all_loops) or 0
+    if len(loops) == len(all_loops):
+        fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+        extent = total_extent(sch, [fused]) or 0
+        if extent > 1:
+            tile = choose_vector_tile(extent, lanes)
+            outer, inner = sch.split(fused, [None, tile])
+            sch.vectorize(inner)
+            if work >= PARALLEL_MIN_ELEMENTS and extent // tile >= 2:
+                sch.parallel(outer)
+        return
+    if work >= PARALLEL_MIN_ELEMENTS:
+        fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+        if (total_extent(sch, [fused]) or 0) >= 2:
+            sch.parallel(fused)
+
+
+def schedule_remaining_blocks(sch, lanes: int, skip=()) -> None:
+    """vectorize_and_parallelize every block still at the root, except ``skip`` names."""
+    for info in block_infos(sch):
+        if info.name in skip:
+            continue
+        if _under_scheduled_loop(sch, info):
+            continue
+        vectorize_and_parallelize(sch, info, lanes)
+
+
+def _under_scheduled_loop(sch, info) -> bool:
+    return any(sch.get(loop).kind != ForKind.SERIAL for loop in sch.get_loops(info.rv))
+
+
+def float_bits(info: BlockInfo) -> int:
+    store = info.store
+    return store.buffer.dtype.bits if store is not None else 32

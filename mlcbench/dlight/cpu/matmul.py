@@ -1,0 +1,63 @@
+"""Matmul: a reduction ``C[.., i, j] += A[.., i, k] * B[.., k, j]`` (dense weights
+``B[.., j, k]`` and batched forms too) gets the register-blocked micro-kernel.
+
+Recognised from indices, not names: one reduce iterator ``k`` indexes both operands
+as a plain variable, each operand uses one output axis the other does not. The operand
+the vector axis ``j`` walks is packed into panels as wide as the vector tile (see
+``packing``): always when ``j`` is not its last index (a dense weight ``W[j, k]``),
+else when enough rows reuse each panel.
+"""
+from __future__ import annotations
+
+from ...tir.schedule import Schedule
+from ..analysis import block_infos, iter_vars_of, multiply_accumulate
+from ..base import ScheduleRule
+from .common import inline_injective_producers, schedule_remaining_blocks
+from .packing import pack_vector_operand
+from .tiling import choose_tiles, output_axes, tile_contraction
+
+# A contiguous operand is packed only when at least this many row tiles reuse it.
+PACK_MIN_ROW_TILES = 4
+
+
+def matmul_block(sch):
+    """``(info, (A_load, B_load))`` of the one matmul-shaped block, else None."""
+    reductions = [i for i in block_infos(sch) if not i.is_injective]
+    if len(reductions) != 1:
+        return None
+    info = reductions[0]
+    loads = multiply_accumulate(info)
+    if loads is None or output_axes(info) is None:
+        return None
+    reduce_vars = [iv.var for iv in info.block.iter_vars if iv.iter_type.name != "DATA_PAR"]
+    if len(reduce_vars) != 1:
+        return None
+    k = reduce_vars[0]
+    if not all(k in ld.indices for ld in loads):
+        return None
+    a_vars, b_vars = (iter_vars_of(ld) for ld in loads)
+    if not (a_vars - b_vars) - {k} or not (b_vars - a_vars) - {k}:
+        return None
+    return info, loads
+
+
+class Matmul(ScheduleRule):
+    """Register-blocked micro-kernel for matmul, dense and batch matmul."""
+
+    name = "Matmul"
+
+    def apply(self, func, target, tunable=False):
+        sch = Schedule(func)
+        inline_injective_producers(sch)
+        found = matmul_block(sch)
+        if found is None:
+            return None
+        tiles = choose_tiles(*found, target)
+        if tiles is None:
+            return None
+        sch = pack_vector_operand(sch, *found, tiles, PACK_MIN_ROW_TILES)
+        info, _ = matmul_block(sch)
+        if not tile_contraction(sch, info, tiles):
+            return None
+        schedule_remaining_blocks(sch, target.vector_lanes(32))
+        return sch

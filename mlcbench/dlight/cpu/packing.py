@@ -1,0 +1,78 @@
+"""Pack the operand the vector loop walks into panels as wide as the vector tile.
+
+``B[k, j]`` (or a dense weight ``W[j, k]``, or a convolution weight ``W[f, c, ry, rx]``)
+is copied into ``B_global[j // 32, k, j % 32]`` before the kernel, so every step of
+the reduction loops reads one contiguous vector::
+
+    for j0 in T.parallel(32):
+        for k, j1 in T.grid(1024, T.vectorized(32)):
+            B_global[j0, k, j1] = B[k, j0 * 32 + j1]
+"""
+from __future__ import annotations
+
+from ...tir.schedule import Schedule
+from .layout import pack_vector_axis
+from .tiling import PARALLEL_MIN_MACS
+
+# Contiguous source elements read per vector when the source is transposed.
+TRANSPOSE_RUN = 8
+
+
+def vector_operand(col_iv, loads):
+    """``(index, dim)``: which operand the vector axis walks, and at which of its
+    dimensions; None when no operand uses it as a plain index."""
+    for n, load in enumerate(loads):
+        if col_iv.var in load.indices:
+            return n, list(load.indices).index(col_iv.var)
+    return None
+
+
+
+def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int):
+    """Copy the vector operand into panels ``cols`` wide (see ``layout``) when its
+    vector axis is not contiguous, or when enough rows reuse each panel."""
+    row_iv, col_iv, rows, cols = tiles
+    found = vector_operand(col_iv, loads)
+    if found is None:
+        return sch
+    n, dim = found
+    contiguous = dim == len(loads[n].indices) - 1
+    if contiguous and int(row_iv.dom.extent.value) < min_row_tiles * rows:
+        return sch
+    read_index = [r.buffer for r in info.block.reads].index(loads[n].buffer)
+    copy = sch.cache_read(info.rv, read_index, "global")
+    name = sch.get(copy).name_hint
+    sch = Schedule(pack_vector_axis(sch.mod["main"], name, dim, cols))
+    macs = 1
+    for iv in info.block.iter_vars:
+        macs *= int(iv.dom.extent.value)
+    _schedule_packing(sch, name, dim, cols, parallel=macs >= PARALLEL_MIN_MACS)
+    return sch
+
+
+def _schedule_packing(sch, block_name, vector_dim, width, parallel):
+    """Fill the panels. A source already contiguous along the vector axis is copied a
+    vector at a time; a transposed one (``W[j, k]``) reads ``TRANSPOSE_RUN`` contiguous
+    elements along its last axis per vector and scatters them into the panel, which
+    measured faster than gathering along the vector axis::
+
+        for j0_k0 in T.parallel(..):  for j1 in range(32):  for k1 in T.vectorized(8):
+            W_global[j0, k, j1] = W[j0 * 32 + j1, k]
+    """
+    loops = sch.get_loops(sch.get_block(block_name))
+    vector_loop, last = loops[vector_dim], loops[-1]
+    j0, j1 = sch.split(vector_loop, [None, width])
+    if vector_loop is last:
+        others = loops[:-1]
+        if others:
+            sch.reorder(*others[:-1], j0, others[-1], j1)
+        outer_parts, vector = [*others[:-1], j0], j1
+    else:
+        others = [lp for lp in loops if lp not in (vector_loop, last)]
+        k0, k1 = sch.split(last, [None, TRANSPOSE_RUN])
+        sch.reorder(*others, j0, k0, j1, k1)
+        outer_parts, vector = [*others, j0, k0], k1
+    sch.vectorize(vector)
+    outer = sch.fuse(*outer_parts) if len(outer_parts) > 1 else outer_parts[0]
+    if parallel:
+        sch.parallel(outer)

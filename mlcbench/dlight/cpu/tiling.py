@@ -1,0 +1,146 @@
+"""The register-blocked micro-kernel shared by the Matmul and Conv2D rules.
+
+For a contraction ``C[.., i, .., j] += A[.. i ..] * B[.. j ..]`` (``j`` the output's
+last, contiguous index) the schedule is the classic CPU GEMM one::
+
+    C_local = T.alloc_buffer(C.shape, scope="local")   # shrinks to the tile when lowered
+    for outer in T.parallel(..):                        # batch, i0, j0 (and the rest) fused
+        for i1, j1 in ..: C_local[..] = 0               # init, j1 vectorized
+        for k ..:                                       # every reduction loop
+            for i1 in T.unroll(rows):                   # rows x vector-tile accumulators
+                for j1 in T.vectorized(cols):
+                    C_local[..] += A[..] * B[..]
+        for ax0, ax1 in ..: C[..] = epilogue(C_local[..])
+
+``rows`` x ``cols`` is chosen from the target: ``cols`` two vector registers wide
+(32 fp32 on AVX-512), ``rows`` so the accumulators fill about half the register file.
+"""
+from __future__ import annotations
+
+from ..analysis import BlockInfo, iter_vars_of, total_extent
+from .common import choose_vector_tile, float_bits, inline_injective_consumers
+
+VECTOR_REGISTERS = 32
+# Multiply-adds below which a contraction stays on one thread (~10 us of work).
+PARALLEL_MIN_MACS = 1 << 20
+MAX_ROWS = 16
+
+
+def output_axes(info: BlockInfo):
+    """The block's iter vars in the order the output buffer indexes them, or None when
+    an output index is not a plain iterator."""
+    by_var = {iv.var: iv for iv in info.block.iter_vars}
+    out = []
+    for index in info.store.indices:
+        if index not in by_var:
+            return None
+        out.append(by_var[index])
+    return out
+
+
+def _plain_in_one_operand(iv, loads) -> bool:
+    """True when exactly one operand indexes with ``iv`` itself and the other not at all
+    (matmul's ``j``; a convolution's output channel)."""
+    plain = [ld for ld in loads if iv.var in ld.indices]
+    used = [ld for ld in loads if iv.var in iter_vars_of(ld)]
+    return len(plain) == 1 and len(used) == 1
+
+
+def choose_axes(info: BlockInfo, loads):
+    """``(row_iv, col_iv)``. The vector axis is the output's last index when one operand
+    indexes it plainly (matmul's ``j``, NHWC's channels), else the last output axis
+    that does (NCHW's output channels, whose operand then gets packed), else the
+    output's last index. Rows prefer an axis the vector operand does not use (its
+    value is broadcast across the vector)."""
+    axes = output_axes(info)
+    if not axes or len(axes) < 2:
+        return None
+    plain = [iv for iv in axes if _plain_in_one_operand(iv, loads) and _extent(iv) > 1]
+    col = axes[-1] if not plain or plain[-1] is axes[-1] else plain[-1]
+    vector_operand = next((ld for ld in loads if col.var in iter_vars_of(ld)), None)
+    if vector_operand is None:
+        return None
+    used = iter_vars_of(vector_operand)
+    others = [iv for iv in axes if iv is not col]
+    candidates = [iv for iv in others if iv.var not in used and _extent(iv) > 1]
+    if not candidates:
+        candidates = [iv for iv in others if _extent(iv) > 1] or [others[-1]]
+    return candidates[-1], col
+
+
+def _extent(iv) -> int:
+    return int(iv.dom.extent.value)
+
+
+def choose_rows(extent: int, col_vectors: int) -> int:
+    """Rows of the register tile: at most half the registers hold accumulators."""
+    budget = max(1, min(MAX_ROWS, (VECTOR_REGISTERS // 2) // max(1, col_vectors)))
+    if extent <= budget:
+        return extent
+    for rows in range(budget, max(1, budget // 2) - 1, -1):
+        if extent % rows == 0:
+            return rows
+    return budget
+
+
+def choose_tiles(info: BlockInfo, loads, target):
+    """``(row_iv, col_iv, rows, cols)`` of the register tile, or None (also for
+    symbolic extents: the tile shape is chosen from known sizes)."""
+    if not all(hasattr(iv.dom.extent, "value") for iv in info.block.iter_vars):
+        return None
+    axes = choose_axes(info, loads)
+    if axes is None:
+        return None
+    row_iv, col_iv = axes
+    lanes = target.vector_lanes(float_bits(info))
+    cols = choose_vector_tile(_extent(col_iv), lanes)
+    rows = choose_rows(_extent(row_iv), -(-cols // lanes))
+    return row_iv, col_iv, rows, cols
+
+
+def _accumulator_vector_axis_last(sch, info: BlockInfo, col_iv) -> None:
+    """Store the accumulator with the vector axis last, so each accumulator row is one
+    register (NCHW convolutions vectorize output channels, not the last axis)."""
+    dim = list(info.store.indices).index(col_iv.var)
+    last = len(info.store.indices) - 1
+    if dim == last or not hasattr(sch, "transform_layout"):
+        return
+    sch.transform_layout(info.rv, ("write", 0),
+                         lambda *idx: (*idx[:dim], *idx[dim + 1:], idx[dim]))
+
+
+def tile_contraction(sch, info: BlockInfo, tiles) -> bool:
+    """Apply the micro-kernel schedule to ``info`` with ``tiles`` from choose_tiles
+    (iterators matched by name, so the tiles survive packing an operand); False
+    when its loops do not map one-to-one onto its iterators."""
+    loops = sch.get_loops(info.rv)
+    loop_vars = [sch.get(lp).loop_var for lp in loops]
+    if list(info.realize.iter_values) != loop_vars:
+        return False
+    row_iv, col_iv, rows, cols = tiles
+    names = [iv.var.name for iv in info.block.iter_vars]
+    row_iv = info.block.iter_vars[names.index(row_iv.var.name)]
+    col_iv = info.block.iter_vars[names.index(col_iv.var.name)]
+    work = total_extent(sch, loops) or 0
+    loop_of = {iv.var: lp for iv, lp in zip(info.block.iter_vars, loops)}
+    writeback = sch.cache_write(info.rv, 0, "local")
+    _accumulator_vector_axis_last(sch, info, col_iv)
+    inline_injective_consumers(sch, writeback)
+    i0, i1 = sch.split(loop_of[row_iv.var], [None, rows])
+    j0, j1 = sch.split(loop_of[col_iv.var], [None, cols])
+    outer_of = {row_iv.var: i0, col_iv.var: j0}
+    spatial = [outer_of.get(iv.var, loop_of[iv.var]) for iv in info.block.iter_vars
+               if iv.iter_type.name == "DATA_PAR"]
+    reduce = [loop_of[iv.var] for iv in info.block.iter_vars
+              if iv.iter_type.name != "DATA_PAR"]
+    sch.reorder(*spatial, *reduce, i1, j1)
+    outer = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
+    if work >= PARALLEL_MIN_MACS and (total_extent(sch, [outer]) or 0) >= 2:
+        sch.parallel(outer)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    sch.reverse_compute_at(writeback, outer)
+    sch.vectorize(sch.get_loops(writeback)[-1])
+    init = sch.decompose_reduction(info.rv, reduce[0])
+    sch.vectorize(sch.get_loops(init)[-1])
+    return True

@@ -1,0 +1,95 @@
+"""Schedule methods that change buffers (layout, scope, alignment), rfactor, blockize
+and tensorize."""
+from __future__ import annotations
+
+from .primitives import blockize as blockize_prims, layout, rfactor as rfactor_prims
+from .primitives import tensorize as tensorize_prims
+from .primitives.index_map import as_index_map
+from .primitives.layout import pick_buffer
+from .trace import LoopRV
+
+
+class LayoutMixin:
+    def transform_layout(self, block, buffer, index_map, pad_value=None,
+                         assume_injective_transform: bool = False) -> None:
+        """Re-lay out a buffer of ``block`` in the whole function.
+
+        ``buffer`` is ``("read", i)``, ``("write", i)`` or a buffer name; ``index_map``
+        a lambda such as ``lambda i, j: (i // 32, j, i % 32)``. A parameter buffer may be
+        transformed: the function then takes it in the new shape. ``pad_value`` is not
+        supported (the map must cover the buffer exactly)."""
+        block = self._as_block_rv(block)
+        func_name, hit = self._block(block, "transform_layout")
+        if pad_value is not None:
+            from ...ir.errors import ScheduleError
+            raise ScheduleError("transform_layout: pad_value is not supported; choose an "
+                                "index map whose extents divide the buffer's shape")
+        func = self._mod[func_name]
+        target = pick_buffer(func, "transform_layout", hit.node.block, buffer)
+        imap = as_index_map(index_map, target.ndim)
+        name = hit.node.block.name_hint
+        new_func = layout.transform_layout(func, name, buffer, imap)
+        buffer_arg = list(buffer) if isinstance(buffer, tuple) else buffer
+        self._commit(func_name, new_func, "transform_layout", inputs=(("block", block),),
+                     attrs=(("buffer", buffer_arg), ("index_map", imap)))
+
+    def set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
+        """Store the ``buffer_index``-th buffer ``block`` writes in ``storage_scope``."""
+        block = self._as_block_rv(block)
+        func_name, hit = self._block(block, "set_scope")
+        new_func = layout.set_scope(self._mod[func_name], hit.node.block.name_hint,
+                                    buffer_index, storage_scope)
+        self._commit(func_name, new_func, "set_scope", inputs=(("block", block),),
+                     attrs=(("buffer_index", buffer_index), ("storage_scope", storage_scope)))
+
+    def storage_align(self, block, buffer_index: int, axis: int, factor: int,
+                      offset: int) -> None:
+        """Pad the stride of ``axis`` of the written buffer to ``k * factor + offset``
+        (recorded as the block annotation ``buffer_dim_align``, honoured by lowering)."""
+        block = self._as_block_rv(block)
+        func_name, hit = self._block(block, "storage_align")
+        new_func = layout.storage_align(self._mod[func_name], hit.node.block.name_hint,
+                                        buffer_index, axis, factor, offset)
+        self._commit(func_name, new_func, "storage_align", inputs=(("block", block),),
+                     attrs=(("buffer_index", buffer_index), ("axis", axis),
+                            ("factor", factor), ("offset", offset)))
+
+    def rfactor(self, loop, factor_axis: int):
+        """Factor the reduction over ``loop`` into block ``<name>_rf`` writing a buffer
+        with one more dimension (at ``factor_axis``), then reduce that buffer in the
+        original block. Returns the handle of the ``_rf`` block."""
+        func_name, var = self._loop(loop, "rfactor")
+        new_func, rf_name = rfactor_prims.rfactor(self._mod[func_name], var, factor_axis)
+        out = self._new_block_rv(func_name, rf_name)
+        self._commit(func_name, new_func, "rfactor", inputs=(("loop", loop),),
+                     attrs=(("factor_axis", factor_axis),), outputs=(out,))
+        return out
+
+    def blockize(self, target, preserve_unit_iters: bool = True):
+        """Wrap the loop nest at loop ``target`` into block ``<name>_o``; returns it."""
+        func_name, var = self._loop(target, "blockize")
+        new_func, name = blockize_prims.blockize(self._mod[func_name], var)
+        out = self._new_block_rv(func_name, name)
+        self._commit(func_name, new_func, "blockize", inputs=(("target", target),),
+                     attrs=(("preserve_unit_iters", preserve_unit_iters),), outputs=(out,))
+        return out
+
+    def tensorize(self, block_or_loop, tensor_intrin: str,
+                  preserve_unit_iters: bool = True) -> None:
+        """Replace a block (or the loop nest at a loop, blockized first) by the
+        registered intrinsic ``tensor_intrin`` (see ``TensorIntrin.register``)."""
+        from ..tensor_intrin import TensorIntrin
+        intrin = TensorIntrin.get(tensor_intrin)
+        if isinstance(block_or_loop, LoopRV):
+            func_name, var = self._loop(block_or_loop, "tensorize")
+            func, name = blockize_prims.blockize(self._mod[func_name], var)
+        else:
+            block = self._as_block_rv(block_or_loop)
+            block_or_loop = block
+            func_name, hit = self._block(block, "tensorize")
+            func, name = self._mod[func_name], hit.node.block.name_hint
+        new_func = tensorize_prims.tensorize(func, name, intrin, tensor_intrin)
+        self._commit(func_name, new_func, "tensorize",
+                     inputs=(("block_or_loop", block_or_loop),),
+                     attrs=(("tensor_intrin", tensor_intrin),
+                            ("preserve_unit_iters", preserve_unit_iters)))

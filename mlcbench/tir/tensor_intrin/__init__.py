@@ -1,0 +1,2 @@
+"""Tensor intrinsics for ``Schedule.tensorize`` (see :mod:`.registry`, :mod:`.cpu`)."""
+from .registry import TensorIntrin

@@ -1,0 +1,56 @@
+"""The Conv2D rule: direct NCHW / NHWC convolutions get the register-blocked kernel."""
+import numpy as np
+import pytest
+
+from mlcbench import te, topi
+from mlcbench.dlight.cpu import Conv2D
+from mlcbench.topi import testing as ref
+
+from mlcbench.target import Target
+
+TARGET = Target("llvm")
+
+
+def _func(*tensors):
+    return te.create_prim_func(list(tensors))
+
+
+def test_applies_to_nchw_and_nhwc():
+    x, w = te.placeholder((1, 3, 9, 9)), te.placeholder((4, 3, 3, 3))
+    assert Conv2D().apply(_func(x, w, topi.nn.conv2d_nchw(x, w, 1, 1, 1)), TARGET) is not None
+    xh, wh = te.placeholder((1, 9, 9, 3)), te.placeholder((3, 3, 3, 4))
+    assert Conv2D().apply(_func(xh, wh, topi.nn.conv2d_nhwc(xh, wh, 1, 1, 1)),
+                          TARGET) is not None
+
+
+def test_does_not_apply_to_dense_or_pool():
+    x, w = te.placeholder((4, 8)), te.placeholder((5, 8))
+    assert Conv2D().apply(_func(x, w, topi.nn.dense(x, w)), TARGET) is None
+    img = te.placeholder((1, 2, 7, 7))
+    pool = topi.nn.pool2d(img, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), "max")
+    assert Conv2D().apply(_func(img, pool), TARGET) is None
+
+
+@pytest.mark.parametrize("c_in, c_out, size, kernel, stride, pad", [
+    (3, 7, 13, 3, 1, 1), (5, 16, 7, 1, 1, 0), (4, 13, 11, 3, 2, 1)])
+def test_nchw_with_bias_relu_matches_numpy(c_in, c_out, size, kernel, stride, pad,
+                                           run_te, rng, rule_for):
+    a = rng.standard_normal((1, c_in, size, size)).astype("float32")
+    wt = rng.standard_normal((c_out, c_in, kernel, kernel)).astype("float32")
+    bias = rng.standard_normal((c_out, 1, 1)).astype("float32")
+    x, w, b = (te.placeholder(v.shape, name=n) for v, n in [(a, "x"), (wt, "w"), (bias, "b")])
+    y = topi.nn.relu(topi.add(topi.nn.conv2d_nchw(x, w, stride, pad, 1), b))
+    assert rule_for([x, w, b], y) == "Conv2D"
+    expected = np.maximum(ref.conv2d_nchw_python(a, wt, stride, (pad,) * 4) + bias, 0)
+    np.testing.assert_allclose(run_te([x, w, b], y, [a, wt, bias]), expected,
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_nhwc_matches_numpy(run_te, rng):
+    a = rng.standard_normal((1, 7, 7, 5)).astype("float32")
+    wt = rng.standard_normal((3, 3, 5, 13)).astype("float32")
+    x, w = te.placeholder(a.shape, name="x"), te.placeholder(wt.shape, name="w")
+    got = run_te([x, w], topi.nn.conv2d_nhwc(x, w, 1, 1, 1), [a, wt])
+    expected = ref.conv2d_nchw_python(a.transpose(0, 3, 1, 2), wt.transpose(3, 2, 0, 1), 1,
+                                      (1, 1, 1, 1)).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)

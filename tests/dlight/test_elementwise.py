@@ -1,0 +1,52 @@
+"""The Elementwise rule: fused, vectorized, parallel when large."""
+import numpy as np
+import pytest
+
+from mlcbench import te, topi
+from mlcbench.dlight.cpu import Elementwise
+from mlcbench.dlight.cpu.common import choose_vector_tile
+
+from mlcbench.target import Target
+
+TARGET = Target("llvm")
+
+
+def test_applies_to_injective_and_not_to_reductions(rule_for):
+    x = te.placeholder((7, 13), name="x")
+    assert rule_for([x], topi.nn.relu(topi.exp(x))) == "Elementwise"
+    assert Elementwise().apply(te.create_prim_func([x, topi.sum(x, axis=1)]), TARGET) is None
+
+
+def test_small_kernels_stay_on_one_thread(default_schedule):
+    x = te.placeholder((7, 13), name="x")
+    text = default_schedule(te.create_prim_func([x, topi.exp(x)])).script()
+    assert "T.parallel" not in text and "T.vectorized" in text
+
+
+def test_large_kernels_are_parallel_and_fused(default_schedule):
+    x = te.placeholder((256, 512), name="x")
+    y = topi.nn.relu(topi.add(x, x))
+    text = default_schedule(te.create_prim_func([x, y])).script()
+    assert "T.parallel" in text and 'T.block("T_add")' not in text
+
+
+@pytest.mark.parametrize("shape", [(1000,), (7, 13), (3, 5, 1000)])
+def test_broadcast_chain_matches_numpy(shape, run_te, rng):
+    a = rng.standard_normal(shape).astype("float32")
+    b = rng.standard_normal(shape[-1:]).astype("float32")
+    x, y = te.placeholder(shape, name="x"), te.placeholder(shape[-1:], name="y")
+    out = topi.sigmoid(topi.multiply(topi.add(x, y), y))
+    np.testing.assert_allclose(run_te([x, y], out, [a, b]), 1 / (1 + np.exp(-(a + b) * b)),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_transpose_of_large_odd_tensor(run_te, rng):
+    a = rng.standard_normal((257, 301)).astype("float32")
+    x = te.placeholder(a.shape, name="x")
+    np.testing.assert_array_equal(run_te([x], topi.transpose(x), [a]), a.T)
+
+
+@pytest.mark.parametrize("extent, tile", [(1024, 32), (48, 16), (56, 8), (13, 13), (1000, 8),
+                                          (37, 16)])
+def test_vector_tile_prefers_whole_registers(extent, tile):
+    assert choose_vector_tile(extent, 16) == tile

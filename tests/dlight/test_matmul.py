@@ -1,0 +1,105 @@
+"""The Matmul rule: dense, matmul and batch matmul get the register-blocked kernel."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import mlcbench
+from mlcbench import dlight, te, topi
+from mlcbench.script import from_source
+from mlcbench.dlight.cpu import Matmul
+from mlcbench.tir.stmt import For, ForKind
+from mlcbench.tir.functor import post_order_visit
+
+from mlcbench.target import Target
+
+TARGET = Target("llvm")
+
+
+def _loop_kinds(func) -> set:
+    kinds = set()
+    post_order_visit(func.body, lambda n: kinds.add(n.kind) if isinstance(n, For) else None)
+    return kinds
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (lambda x, w: topi.nn.dense(x, w))(te.placeholder((5, 7)), te.placeholder((3, 7))),
+    lambda: topi.nn.matmul(te.placeholder((5, 7)), te.placeholder((7, 3))),
+    lambda: topi.nn.batch_matmul(te.placeholder((2, 5, 7)), te.placeholder((2, 3, 7))),
+])
+def test_applies_to_matmul_shapes(make):
+    out = make()
+    func = te.create_prim_func(list(out.op.input_tensors) + [out])
+    assert Matmul().apply(func, TARGET) is not None
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: topi.nn.conv2d_nchw(x, te.placeholder((2, 3, 3, 3)), 1, 1, 1),
+    lambda x: topi.nn.softmax(x),
+    lambda x: topi.add(x, x),
+    lambda x: topi.sum(x, axis=1),
+])
+def test_does_not_apply_to_other_ops(make):
+    x = te.placeholder((1, 3, 8, 8))
+    out = make(x)
+    func = te.create_prim_func([x, out] if out.op.input_tensors == [x] else
+                               [x, *[t for t in out.op.input_tensors if t is not x], out])
+    assert Matmul().apply(func, TARGET) is None
+
+
+def test_large_dense_is_parallel_unrolled_and_vectorized(rule_for, default_schedule):
+    x, w = te.placeholder((128, 96), name="x"), te.placeholder((128, 96), name="w")
+    y = topi.nn.relu(topi.nn.dense(x, w))
+    assert rule_for([x, w], y) == "Matmul"
+    scheduled = default_schedule(te.create_prim_func([x, w, y]))
+    kinds = _loop_kinds(scheduled)
+    assert {ForKind.PARALLEL, ForKind.VECTORIZED, ForKind.UNROLLED} <= kinds
+    assert "local" in scheduled.script() and "T.max(" in scheduled.script()
+
+
+@settings(max_examples=6, deadline=None)
+@given(m=st.integers(1, 20), k=st.integers(1, 40), n=st.integers(1, 70), bias=st.booleans())
+def test_dense_matches_numpy_for_any_size(m, k, n, bias, run_te):
+    rng = np.random.default_rng(m * 1000 + n)
+    x, w, b = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w"), \
+        te.placeholder((n,), name="b")
+    a, wt, bb = (rng.standard_normal(s).astype("float32") for s in [(m, k), (n, k), (n,)])
+    y = topi.nn.relu(topi.nn.dense(x, w, b if bias else None))
+    got = run_te([x, w, b] if bias else [x, w], y, [a, wt, bb] if bias else [a, wt])
+    np.testing.assert_allclose(got, np.maximum(a @ wt.T + (bb if bias else 0), 0),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_batch_matmul_odd_sizes(run_te, rng):
+    a = rng.standard_normal((3, 13, 7)).astype("float32")
+    b = rng.standard_normal((3, 7, 1000)).astype("float32")
+    x, y = te.placeholder(a.shape, name="a"), te.placeholder(b.shape, name="b")
+    got = run_te([x, y], topi.nn.matmul(x, y), [a, b])
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
+
+
+SYMBOLIC_MATMUL = '''
+@T.prim_func
+def mm(a: T.handle, b: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, 16), "float32")
+    B = T.match_buffer(b, (16, 32), "float32")
+    C = T.match_buffer(c, (n, 32), "float32")
+    for i, j, k in T.grid(n, 32, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+def test_symbolic_extent_is_left_to_later_rules_and_still_runs(rng):
+    func = from_source(SYMBOLIC_MATMUL)
+    assert Matmul().apply(func, TARGET) is None
+    mod = mlcbench.IRModule({"mm": func})
+    mod = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(mod)
+    a = rng.standard_normal((7, 16)).astype("float32")
+    b = rng.standard_normal((16, 32)).astype("float32")
+    c = np.zeros((7, 32), "float32")
+    mlcbench.build(mod)["mm"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)

@@ -1,0 +1,118 @@
+from mlcbench.script import tir as T
+from mlcbench.tir import Schedule
+from schedule_testing import check_after, check_numeric, check_refused
+
+
+@T.prim_func
+def matmul(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32, 64), "float32"),
+           C: T.Buffer((16, 64), "float32")):
+    for i, j, k in T.grid(16, 64, 32):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def matmul_blockized_row(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32, 64), "float32"),
+                         C: T.Buffer((16, 64), "float32")):
+    for i in range(16):
+        with T.block("C_o"):
+            vi_o = T.axis.spatial(16, i)
+            T.reads(A[vi_o, 0:32], B[0:32, 0:64])
+            T.writes(C[vi_o, 0:64])
+            for j, k in T.grid(64, 32):
+                with T.block("C"):
+                    vj, vk = T.axis.remap("SR", [j, k])
+                    T.reads(A[vi_o, vk], B[vk, vj])
+                    T.writes(C[vi_o, vj])
+                    with T.init():
+                        C[vi_o, vj] = T.float32(0)
+                    C[vi_o, vj] = C[vi_o, vj] + A[vi_o, vk] * B[vk, vj]
+
+
+@T.prim_func
+def matmul_blockized_tile(A: T.Buffer((16, 32), "float32"),
+                          B: T.Buffer((32, 64), "float32"),
+                          C: T.Buffer((16, 64), "float32")):
+    for i, j_0 in T.grid(16, 4):
+        for j_1_init in range(16):
+            with T.block("C_init"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(64, j_0 * 16 + j_1_init)
+                T.reads()
+                T.writes(C[vi, vj])
+                C[vi, vj] = T.float32(0)
+        for k in range(32):
+            with T.block("C_update_o"):
+                vi_o, vj_o, vk_o = T.axis.remap("SSR", [i, j_0, k])
+                T.reads(C[vi_o, vj_o * 16:vj_o * 16 + 16], A[vi_o, vk_o],
+                        B[vk_o, vj_o * 16:vj_o * 16 + 16])
+                T.writes(C[vi_o, vj_o * 16:vj_o * 16 + 16])
+                for j_1 in range(16):
+                    with T.block("C_update"):
+                        vj_i = T.axis.spatial(16, j_1)
+                        T.reads(C[vi_o, vj_o * 16 + vj_i], A[vi_o, vk_o],
+                                B[vk_o, vj_o * 16 + vj_i])
+                        T.writes(C[vi_o, vj_o * 16 + vj_i])
+                        C[vi_o, vj_o * 16 + vj_i] = (C[vi_o, vj_o * 16 + vj_i]
+                                                     + A[vi_o, vk_o] * B[vk_o, vj_o * 16 + vj_i])
+
+
+def _reference(a, b, c):
+    return a @ b
+
+
+def test_blockize_row_keeps_inner_reduction_with_its_init():
+    sch = Schedule(matmul)
+    _, j, _ = sch.get_loops("C")
+    outer = sch.blockize(j)
+    assert sch.get(outer).name_hint == "C_o"
+    check_after(matmul, sch, matmul_blockized_row)
+    check_numeric(sch.mod["main"], _reference)
+
+
+def test_blockize_split_loop_after_decompose_reduction():
+    sch = Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    j0, j1 = sch.split(j, factors=[None, 16])
+    sch.reorder(i, j0, k, j1)
+    sch.decompose_reduction(block, k)
+    sch.blockize(j1)
+    check_after(matmul, sch, matmul_blockized_tile)
+    check_numeric(sch.mod["main"], _reference)
+
+
+def test_blockize_refuses_reduction_outside_with_init():
+    sch = Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    sch.reorder(i, k, j)
+    err = check_refused(sch, lambda s: s.blockize(j),
+                        r"blockize: the reduction iterator 'vk' of block 'C' is not entirely "
+                        r"inside loop 'j' and the block has T.init\(\); call "
+                        r"decompose_reduction first")
+    assert "# <-- here" in str(err)
+
+
+def test_blockize_refuses_loop_holding_two_blocks():
+    sch = Schedule(matmul)
+    block = sch.get_block("C")
+    i, _, k = sch.get_loops(block)
+    sch.decompose_reduction(block, k)
+    check_refused(sch, lambda s: s.blockize(i),
+                  r"loop 'i' must hold a perfect loop nest around one block; it holds "
+                  r"\['C_init', 'C_update'\]")
+
+
+def test_blockize_refuses_binding_that_does_not_split():
+    sch = Schedule(matmul)
+    block = sch.get_block("C")
+    _, j, k = sch.get_loops(block)
+    fused = sch.fuse(j, k)
+    _, inner = sch.split(fused, factors=[None, 48])
+    check_refused(sch, lambda s: s.blockize(inner),
+                  r"the binding vj = .* of block 'C' does not split into \(loops outside "
+                  r"'j_k_fused_1'\) \* n \+ \(loops inside it\)")
