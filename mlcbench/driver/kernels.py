@@ -37,3 +37,31 @@ def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"
                 for j1 in T.vectorized({lanes}):
                     C[i, j0 * {lanes} + j1] = C[i, j0 * {lanes} + j1] + A[i, k] * B[k, j0 * {lanes} + j1]
 '''
+
+
+def tiled_matmul_schedule(n: int = 1024, rows: int = 8, cols: int = 32):
+    """A ``te`` matmul scheduled for the CPU with Schedule primitives: a ``rows x cols``
+    register tile accumulated in a local cache, vectorized columns, unrolled rows, and
+    the outer tiles spread over the cores. ``print(sch.trace)`` shows the steps."""
+    from .. import te
+    from ..tir import Schedule
+    a, b = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    c = te.compute((n, n), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
+    sch = Schedule(te.create_prim_func([a, b, c]))
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, rows])
+    j0, j1 = sch.split(j, factors=[None, cols])
+    sch.reorder(i0, j0, k, i1, j1)
+    write_back = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(write_back, j0)
+    init = sch.decompose_reduction(block, k)
+    sch.parallel(sch.fuse(i0, j0))
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    init_rows, init_cols = sch.get_loops(init)[-2:]
+    sch.unroll(init_rows)
+    sch.vectorize(init_cols)
+    sch.vectorize(sch.get_loops(write_back)[-1])
+    return sch
