@@ -1,0 +1,289 @@
+"""Neural-network ops: ``relu``, ``softmax``, ``conv2d``, pooling, norms, ``dropout``, ``linear``.
+
+Layouts are NCHW (data) and OIHW (weights), as in the MLC course. ``padding`` is an int,
+a pair ``(h, w)`` or ``(top, left, bottom, right)``; it is stored as the 4-tuple.
+"""
+from __future__ import annotations
+
+from ... import te, topi
+from ...ir.errors import IRError
+from ...tir.expr import IntImm, const
+from ..struct_info import TensorStructInfo, TupleStructInfo, shape_text
+from .binary import add
+from .manipulate import permute_dims
+from .reduce import matmul
+from .registry import check_arity, make_call, normalize_axis, register_op, tensor_arg
+from .unary import define_unary
+
+relu = define_unary("nn.relu", topi.nn.relu)
+gelu = define_unary("nn.gelu", topi.gelu, float_only=True)
+
+
+def _pair(value, what: str) -> tuple:
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * 2
+    if len(value) != 2:
+        raise IRError(f"{what} is an int or a pair, found {value!r}")
+    return value
+
+
+def _padding(value) -> tuple:
+    if isinstance(value, int):
+        return (value,) * 4
+    value = tuple(int(v) for v in value)
+    if len(value) == 2:
+        return value * 2
+    if len(value) != 4:
+        raise IRError(f"padding is an int, a pair or (top, left, bottom, right), found {value!r}")
+    return value
+
+
+def _window_extent(size, k, stride, dilation, lo, hi, ceil_mode=False):
+    span = size + lo + hi - ((k - 1) * dilation + 1)
+    if isinstance(size, IntImm):
+        span = span.value if hasattr(span, "value") else int(span)
+        if span < 0:
+            return None
+        out = (span + stride - 1) // stride + 1 if ceil_mode else span // stride + 1
+        return IntImm("int64", out)
+    return span // stride + 1
+
+
+def _nchw(call, index: int, what: str) -> TensorStructInfo:
+    sinfo = tensor_arg(call, index, what)
+    if sinfo.ndim != 4 or sinfo.dims is None:
+        raise IRError(f"{call.op.name}: {what} must be a 4-D NCHW tensor of known shape, "
+                      f"found {shape_text(sinfo.dims) if sinfo.dims else sinfo.ndim}")
+    return sinfo
+
+
+def _spatial(call, data, kernel_hw):
+    a = call.attrs
+    n, c, h, w = data.dims
+    top, left, bottom, right = a.padding
+    out_h = _window_extent(h, kernel_hw[0], a.strides[0], a.dilation[0], top, bottom,
+                           a.get("ceil_mode", False))
+    out_w = _window_extent(w, kernel_hw[1], a.strides[1], a.dilation[1], left, right,
+                           a.get("ceil_mode", False))
+    if out_h is None or out_w is None:
+        raise IRError(f"{call.op.name}: window {tuple(kernel_hw)} (dilation {a.dilation}) does "
+                      f"not fit the padded input {shape_text(data.dims)}")
+    return out_h, out_w
+
+
+# -- conv2d --------------------------------------------------------------------------------
+
+def _conv2d_infer(call):
+    check_arity(call, 2)
+    data, weight = _nchw(call, 0, "data"), _nchw(call, 1, "weight")
+    o, i, kh, kw = weight.dims
+    c = data.dims[1]
+    groups = call.attrs.groups
+    if isinstance(c, IntImm) and isinstance(i, IntImm) and c.value != i.value * groups:
+        raise IRError(f"relax.nn.conv2d: data has {c.value} channels but weight "
+                      f"{shape_text(weight.dims)} expects {i.value * groups} "
+                      f"(in_channels x groups={groups})")
+    if not (isinstance(kh, IntImm) and isinstance(kw, IntImm)):
+        raise IRError("relax.nn.conv2d: the kernel extent must be constant")
+    out_h, out_w = _spatial(call, data, (kh.value, kw.value))
+    return TensorStructInfo([data.dims[0], o, out_h, out_w],
+                            call.attrs.out_dtype or data.dtype)
+
+
+def _conv2d_legalize(bb, call):
+    a = call.attrs
+    return bb.call_te(topi.nn.conv2d, call.args[0], call.args[1], a.strides, a.padding,
+                      a.dilation, a.groups, "NCHW", "OIHW", a.out_dtype,
+                      primfunc_name_hint="conv2d")
+
+
+register_op("relax.nn.conv2d", _conv2d_infer, "out_ewise_fusable", _conv2d_legalize)
+
+
+def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups: int = 1,
+           data_layout: str = "NCHW", kernel_layout: str = "OIHW", out_dtype=None):
+    """2-D convolution, NCHW data and OIHW weight."""
+    if data_layout != "NCHW" or kernel_layout != "OIHW":
+        raise IRError(f"relax.nn.conv2d: supported layouts are NCHW/OIHW, found "
+                      f"{data_layout}/{kernel_layout}")
+    attrs = {"strides": _pair(strides, "strides"), "padding": _padding(padding),
+             "dilation": _pair(dilation, "dilation"), "groups": int(groups),
+             "out_dtype": str(out_dtype) if out_dtype else None}
+    return make_call("relax.nn.conv2d", (data, weight), attrs)
+
+
+# -- pooling -------------------------------------------------------------------------------
+
+def _pool_infer(call):
+    check_arity(call, 1)
+    data = _nchw(call, 0, "data")
+    out_h, out_w = _spatial(call, data, call.attrs.pool_size)
+    return TensorStructInfo([data.dims[0], data.dims[1], out_h, out_w], data.dtype)
+
+
+def _define_pool(kind: str):
+    op_name = f"relax.nn.{kind}_pool2d"
+
+    def legalize(bb, call):
+        a = call.attrs
+        return bb.call_te(topi.nn.pool2d, call.args[0], a.pool_size, a.strides, a.dilation,
+                          a.padding, kind, a.ceil_mode, "NCHW", a.count_include_pad,
+                          primfunc_name_hint=f"{kind}_pool2d")
+
+    register_op(op_name, _pool_infer, "out_ewise_fusable", legalize)
+
+    def user_function(data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0),
+                      dilation=(1, 1), ceil_mode: bool = False,
+                      count_include_pad: bool = False, layout: str = "NCHW"):
+        if layout != "NCHW":
+            raise IRError(f"{op_name}: supported layout is NCHW, found {layout}")
+        attrs = {"pool_size": _pair(pool_size, "pool_size"), "strides": _pair(strides, "strides"),
+                 "padding": _padding(padding), "dilation": _pair(dilation, "dilation"),
+                 "ceil_mode": bool(ceil_mode), "count_include_pad": bool(count_include_pad)}
+        return make_call(op_name, (data,), attrs)
+
+    user_function.__name__ = user_function.__qualname__ = f"{kind}_pool2d"
+    user_function.__doc__ = f"2-D {kind} pooling over NCHW data."
+    return user_function
+
+
+max_pool2d = _define_pool("max")
+avg_pool2d = _define_pool("avg")
+
+
+def _adaptive_infer(call):
+    data = _nchw(call, 0, "data")
+    size = call.attrs.output_size
+    if size is not None and tuple(size) != (1, 1):
+        raise IRError(f"relax.nn.adaptive_avg_pool2d: output_size (1, 1) is supported, "
+                      f"found {tuple(size)}")
+    one = IntImm("int64", 1)
+    return TensorStructInfo([data.dims[0], data.dims[1], one, one], data.dtype)
+
+
+register_op("relax.nn.adaptive_avg_pool2d", _adaptive_infer, "comm_reduce",
+            lambda bb, call: bb.call_te(topi.nn.global_avg_pool2d, call.args[0],
+                                        primfunc_name_hint="adaptive_avg_pool2d"))
+
+
+def adaptive_avg_pool2d(data, output_size=None, layout: str = "NCHW"):
+    """Average each channel to ``output_size`` (only ``(1, 1)``, global pooling)."""
+    size = None if output_size is None else _pair(output_size, "output_size")
+    return make_call("relax.nn.adaptive_avg_pool2d", (data,), {"output_size": size})
+
+
+# -- softmax -------------------------------------------------------------------------------
+
+def _softmax_infer(call):
+    check_arity(call, 1)
+    x = tensor_arg(call, 0, "x")
+    if x.dtype and not x.dtype.startswith("float"):
+        raise IRError(f"{call.op.name}: expects a floating-point tensor, found {x.dtype}")
+    normalize_axis(call.op.name, call.attrs.axis, x.ndim)
+    return x
+
+
+for _name, _func in (("softmax", topi.nn.softmax), ("log_softmax", topi.nn.log_softmax)):
+    register_op(f"relax.nn.{_name}", _softmax_infer, "opaque",
+                lambda bb, call, f=_func, n=_name: bb.call_te(f, call.args[0], call.attrs.axis,
+                                                              primfunc_name_hint=n))
+
+
+def softmax(x, axis: int = -1):
+    """``exp(x) / sum(exp(x))`` along ``axis``."""
+    return make_call("relax.nn.softmax", (x,), {"axis": int(axis)})
+
+
+def log_softmax(x, axis: int = -1):
+    """``log(softmax(x))`` computed stably along ``axis``."""
+    return make_call("relax.nn.log_softmax", (x,), {"axis": int(axis)})
+
+
+# -- normalization and dropout -------------------------------------------------------------
+
+def _batch_norm_infer(call):
+    check_arity(call, 5)
+    data = tensor_arg(call, 0, "data")
+    normalize_axis(call.op.name, call.attrs.axis, data.ndim)
+    for k, what in enumerate(("gamma", "beta", "moving_mean", "moving_var"), start=1):
+        param = tensor_arg(call, k, what)
+        if param.ndim != 1:
+            raise IRError(f"relax.nn.batch_norm: {what} must be 1-D, found ndim={param.ndim}")
+    return TupleStructInfo([data, tensor_arg(call, 3), tensor_arg(call, 4)])
+
+
+def _batch_norm_legalize(bb, call):
+    from ..expr import Tuple
+    a = call.attrs
+
+    def normalized(*tensors):
+        return topi.nn.batch_norm(*tensors, axis=a.axis, epsilon=a.epsilon, center=a.center,
+                                  scale=a.scale)[0]
+
+    out = bb.call_te(normalized, *call.args, primfunc_name_hint="batch_norm")
+    return Tuple([out, call.args[3], call.args[4]])
+
+
+register_op("relax.nn.batch_norm", _batch_norm_infer, "out_ewise_fusable",
+            _batch_norm_legalize)
+
+
+def batch_norm(data, gamma, beta, moving_mean, moving_var, axis: int = 1,
+               epsilon: float = 1e-5, center: bool = True, scale: bool = True):
+    """Inference batch norm; a tuple ``(out, moving_mean, moving_var)`` as in TVM."""
+    attrs = {"axis": int(axis), "epsilon": float(epsilon), "center": bool(center),
+             "scale": bool(scale)}
+    return make_call("relax.nn.batch_norm", (data, gamma, beta, moving_mean, moving_var), attrs)
+
+
+def _layer_norm_infer(call):
+    check_arity(call, 3)
+    data = tensor_arg(call, 0, "data")
+    for a in call.attrs.axes:
+        normalize_axis(call.op.name, a, data.ndim)
+    tensor_arg(call, 1, "gamma")
+    tensor_arg(call, 2, "beta")
+    return data
+
+
+register_op("relax.nn.layer_norm", _layer_norm_infer, "opaque",
+            lambda bb, call: bb.call_te(topi.nn.layer_norm, *call.args, call.attrs.axes,
+                                        call.attrs.epsilon, primfunc_name_hint="layer_norm"))
+
+
+def layer_norm(data, gamma, beta, axes, epsilon: float = 1e-5):
+    """Normalize over ``axes``, then scale by ``gamma`` and shift by ``beta``."""
+    axes = tuple(int(a) for a in (axes if isinstance(axes, (list, tuple)) else [axes]))
+    return make_call("relax.nn.layer_norm", (data, gamma, beta),
+                     {"axes": axes, "epsilon": float(epsilon)})
+
+
+def _dropout_infer(call):
+    x = tensor_arg(call, 0, "x")
+    return TupleStructInfo([x, x])
+
+
+def _dropout_te(x):
+    ones = te.compute(x.shape, lambda *i: const(1, x.dtype), name="T_dropout_mask")
+    return te.compute(x.shape, lambda *i: x(*i), name="T_dropout"), ones
+
+
+register_op("relax.nn.dropout", _dropout_infer, "injective",
+            lambda bb, call: bb.call_te(_dropout_te, call.args[0], primfunc_name_hint="dropout"))
+
+
+def dropout(data, rate: float = 0.5):
+    """``(output, mask)``; at inference the output is the input and the mask is ones."""
+    return make_call("relax.nn.dropout", (data,), {"rate": float(rate)})
+
+
+def linear(data, weight, bias=None, out_dtype=None):
+    """``data @ weight.T + bias`` (weight is (out_features, in_features)), as composed ops."""
+    out = matmul(data, permute_dims(weight), out_dtype=out_dtype)
+    return add(out, bias) if bias is not None else out
+
+
+del _name, _func
