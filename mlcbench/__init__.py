@@ -12,9 +12,17 @@ from . import runtime
 from .runtime import (Device, cpu, cuda, device, get_global_func, load_module, register_func)
 from .runtime import ndarray as nd
 from . import tir, script, target, testing
-from . import te, topi
-from . import dlight
 from . import arith
-from . import relax
 from .target import Target
 from .driver.build import build, lower
+
+# Higher layers load on first use (``mlcbench.relax``, ``from mlcbench import te``) so
+# that ``import mlcbench`` stays fast.
+_LAZY_SUBPACKAGES = ("te", "topi", "dlight", "relax")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBPACKAGES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'mlcbench' has no attribute {name!r}")
