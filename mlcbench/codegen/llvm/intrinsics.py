@@ -1,9 +1,11 @@
 """Intrinsic calls (``Call("tir.exp", ...)``) -> LLVM intrinsics, libm or expansions.
 
-* Direct LLVM intrinsics, scalar and vector (``llvm.exp.v16f32``): exp, exp2, log,
-  log2, log10, sqrt, fabs, floor, ceil, trunc, round (to even), sin, cos, pow, fma.
-* libm per lane (no vector libm is linked): tanh, erf, tan, ``tanhf``/``erff`` for float32.
-* Expansions: sigmoid = 1 / (1 + exp(-x)), rsqrt = 1 / sqrt(x), isnan = x != x.
+* Inline polynomial expansions (``vector_math``), scalar and vector alike: exp, log,
+  tanh, sigmoid for float16/32/64 (float16 computes in float32), erf for float16/32.
+* Direct LLVM intrinsics, scalar and vector (``llvm.exp2.v16f32``): exp2, log2, log10,
+  sqrt, fabs, floor, ceil, trunc, round (to even), sin, cos, pow, fma.
+* libm per lane (no vector libm is linked): float64 erf and tan.
+* Expansions: rsqrt = 1 / sqrt(x), isnan = x != x.
 * ``tir.call_extern("float32", "expf", x)`` calls any C function the process exports.
 """
 from __future__ import annotations
@@ -12,13 +14,18 @@ from llvmlite import ir
 
 from ...tir import expr as E
 from . import types as T
+from . import vector_math
 
-_LLVM_UNARY = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log", "log2": "llvm.log2",
+_LLVM_UNARY = {"exp2": "llvm.exp2", "log2": "llvm.log2",
                "log10": "llvm.log10", "sqrt": "llvm.sqrt", "fabs": "llvm.fabs",
                "floor": "llvm.floor", "ceil": "llvm.ceil", "trunc": "llvm.trunc",
                "round": "llvm.roundeven", "nearbyint": "llvm.nearbyint", "sin": "llvm.sin",
                "cos": "llvm.cos"}
-_LIBM = {"tanh": "tanh", "erf": "erf", "tan": "tan"}
+_LIBM = {"erf": "erf", "tan": "tan"}
+# Expanded inline so that vector code stays vector: name -> (function, float bits it handles).
+_VECTOR_MATH = {"exp": (vector_math.exp, (32, 64)), "log": (vector_math.log, (32, 64)),
+                "tanh": (vector_math.tanh, (32, 64)), "sigmoid": (vector_math.sigmoid, (32, 64)),
+                "erf": (vector_math.erf, (32,))}
 
 
 def intrinsic_suffix(ty: ir.Type) -> str:
@@ -57,6 +64,10 @@ class IntrinsicCalls:
         lanes = max(T.lanes_of(a) for a in args)
         args = [T.broadcast(self.builder, a, lanes) for a in args]
         arg_dtype = op.args[0].dtype
+        if arg_dtype.is_float and name in _VECTOR_MATH:
+            expanded = self._vector_math(name, args[0], arg_dtype)
+            if expanded is not None:
+                return expanded
         if arg_dtype.is_float and name in _LLVM_UNARY:
             return self.call_intrinsic(_LLVM_UNARY[name], args)
         if arg_dtype.is_float and name in _LIBM:
@@ -64,17 +75,25 @@ class IntrinsicCalls:
         handler = getattr(self, "_call_" + name, None)
         if handler is None:
             self.fail(f"unsupported intrinsic {op.op!r} on {arg_dtype} (supported: "
-                      f"{sorted(set(_LLVM_UNARY) | set(_LIBM))} and sigmoid, rsqrt, pow, fma, "
+                      f"{sorted(set(_LLVM_UNARY) | set(_LIBM) | set(_VECTOR_MATH))} and "
+                      "rsqrt, pow, fma, "
                       "abs, isnan, call_extern, if_then_else, bitwise ops)", op)
         return handler(op, args)
 
     # -- expansions --------------------------------------------------------------------
-    def _call_sigmoid(self, op, args):
-        x = args[0]
-        one = T.constant(op.dtype, 1.0)
-        neg = self.builder.fneg(x)
-        denominator = self.builder.fadd(one, self.call_intrinsic("llvm.exp", [neg]))
-        return self.builder.fdiv(one, denominator)
+    def _vector_math(self, name: str, x: ir.Value, dt) -> ir.Value | None:
+        """``vector_math.<name>(x)``; float16 is computed in float32. None when the
+        expansion does not cover ``dt`` (float64 erf goes to libm)."""
+        function, bits = _VECTOR_MATH[name]
+        elem_bits = dt.element.bits
+        if elem_bits == 16 and 32 in bits:
+            wide = ir.VectorType(ir.FloatType(), T.lanes_of(x)) if T.is_vector(x) \
+                else ir.FloatType()
+            result = function(self.builder, self.builder.fpext(x, wide))
+            return self.builder.fptrunc(result, x.type)
+        if elem_bits not in bits:
+            return None
+        return function(self.builder, x)
 
     def _call_rsqrt(self, op, args):
         root = self.call_intrinsic("llvm.sqrt", args)
