@@ -4,10 +4,11 @@ Run: ``python benchmarks/fuzz_schedules.py --cases 10000 [--workers 2] [--seed 0
 
 Each case picks a workload (matmul, mm_relu, a small conv2d, softmax) and applies a
 random sequence of primitives to random blocks and loops: split, reorder, fuse,
-parallel, vectorize, unroll, compute_at, reverse_compute_at, cache_write,
-decompose_reduction, compute_inline. A refused primitive must raise ScheduleError and
-leave ``sch.mod`` and ``sch.trace`` untouched; an applied schedule must build, give
-numpy's answer and replay from its trace to the same IR. The report counts
+parallel, vectorize, unroll, compute_at, reverse_compute_at, cache_write, cache_read,
+decompose_reduction, compute_inline, and the pairs compute_at then cache_read/cache_write
+and cache_read/cache_write then compute_at/reverse_compute_at. A refused primitive must
+raise ScheduleError and leave ``sch.mod`` and ``sch.trace`` untouched; an applied
+schedule must build, give numpy's answer and replay from its trace to the same IR. The report counts
 
 * applied / refused primitives, and cases whose schedule changed the IR;
 * wrong results (numbers differ, or a refusal that changed the schedule, or a trace
@@ -40,7 +41,8 @@ from mlcbench.tir.schedule.ir_utils import walk
 from mlcbench.tir.stmt import Block
 
 PRIMITIVES = ("split", "reorder", "fuse", "parallel", "vectorize", "unroll", "compute_at",
-              "reverse_compute_at", "cache_write", "decompose_reduction", "compute_inline")
+              "reverse_compute_at", "cache_write", "decompose_reduction", "compute_inline",
+              "cache_read", "compute_at_then_cache", "cache_then_compute_at")
 
 
 # -- workloads ---------------------------------------------------------------------------
@@ -149,7 +151,34 @@ def _block_action(sch, draw, kind):
     if kind == "cache_write":
         scope = _pick(draw, ["global", "local"])
         return lambda: sch.cache_write(block, 0, scope)
+    if kind == "cache_read":
+        index, scope = draw(3), _pick(draw, ["global", "local", "shared"])
+        return lambda: sch.cache_read(block, index, scope)
     return lambda: sch.compute_inline(block)
+
+
+def _pair_step(sch, draw, kind) -> str:
+    """Two checked steps: compute_at then a cache primitive, or a cache primitive whose
+    copy block is then moved under a random loop (the course's tiling flow)."""
+    if kind == "compute_at_then_cache":
+        first = _checked(sch, "compute_at", _block_action(sch, draw, "compute_at"))
+        if first != "applied":
+            return first
+        return _checked(sch, "cache", _block_action(sch, draw, _pick(
+            draw, ["cache_read", "cache_write"])))
+    reading = draw(2)
+    before = set(block_names(sch))
+    first = _checked(sch, "cache", _block_action(sch, draw, "cache_read" if reading
+                                                 else "cache_write"))
+    added = [name for name in block_names(sch) if name not in before]
+    if first != "applied" or not added:
+        return first
+    loop = _any_loop(sch, draw)
+    if loop is None:
+        return "skipped"
+    move = sch.compute_at if reading else sch.reverse_compute_at
+    copy = sch.get_block(added[0])
+    return _checked(sch, "move", lambda: move(copy, loop))
 
 
 def random_step(sch, draw) -> str:
@@ -157,8 +186,14 @@ def random_step(sch, draw) -> str:
 
     Raises AssertionError when a refusal changed the schedule."""
     kind = _pick(draw, PRIMITIVES)
+    if kind in ("compute_at_then_cache", "cache_then_compute_at"):
+        return _pair_step(sch, draw, kind)
     maker = _block_action if kind in PRIMITIVES[6:] else _loop_action
-    action = maker(sch, draw, kind)
+    return _checked(sch, kind, maker(sch, draw, kind))
+
+
+def _checked(sch, kind, action) -> str:
+    """Run ``action``: "applied", "refused" (schedule unchanged) or "skipped" (None)."""
     if action is None:
         return "skipped"
     mod_before, trace_before = sch.mod, str(sch.trace)

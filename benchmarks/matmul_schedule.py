@@ -3,8 +3,11 @@
 The first rows come from ``schedule_matmul``: the same schedule applied to the plain
 ``te`` matmul with Schedule primitives (split / reorder into an 8 x 32 register tile,
 ``cache_write(C, 0, "local")`` + ``reverse_compute_at``, ``decompose_reduction``,
-``unroll`` / ``vectorize``, ``parallel`` on the fused outer loops); its trace is printed
-and its lowered IR and assembly are checked to keep the tile in zmm registers.
+``unroll`` / ``vectorize``, ``parallel`` on the fused outer loops); then the same schedule
+with B packed into 32-wide panels by primitives (``cache_read(C_update, "B", "global")``
+at the start of the function, ``transform_layout`` to ``(j // 32, k, j % 32)``, the
+packing loop parallel and vectorized). The packed trace is printed, and the lowered IR
+and assembly of both are checked to keep the tile in zmm registers.
 
 Run: ``python benchmarks/matmul_schedule.py [--n 1024] [--rounds 5]``.
 
@@ -108,9 +111,12 @@ def fma_peak(X: T.Buffer((2, {lanes}), "float32"),
 '''
 
 
-def schedule_matmul(n: int = 1024):
+def schedule_matmul(n: int = 1024, packed: bool = False):
     """The same kernel made by Schedule primitives from the plain ``te`` matmul.
 
+    ``packed=True`` adds ``cache_read`` of B (placed at the start of the function, so it
+    runs once per call) re-laid out by ``transform_layout`` into 32-wide panels
+    ``B_global[j // 32, k, j % 32]``; the packing loops are parallel and vectorized.
     Returns the Schedule; ``print(sch.trace)`` shows the steps as Python."""
     from mlcbench import te
     from mlcbench.tir import Schedule
@@ -133,7 +139,20 @@ def schedule_matmul(n: int = 1024):
     sch.unroll(rows)
     sch.vectorize(cols)
     sch.vectorize(sch.get_loops(write_back)[-1])
+    if packed:
+        _pack_b(sch, sch.get_block("C_update"))
     return sch
+
+
+def _pack_b(sch, block) -> None:
+    """B -> panels of 32 columns, once per call, read by ``block`` (the K-loop update)."""
+    pack = sch.cache_read(block, "B", "global")
+    sch.transform_layout(pack, ("write", 0), lambda k, j: (j // TILE_COLS, k, j % TILE_COLS))
+    rows, cols = sch.get_loops(pack)
+    panel, col = sch.split(cols, factors=[None, TILE_COLS])
+    sch.reorder(panel, rows, col)
+    sch.parallel(panel)
+    sch.vectorize(col)
 
 
 def check_register_tile(sch, lib) -> str:
@@ -154,18 +173,20 @@ def check_register_tile(sch, lib) -> str:
 
 
 def scheduled_rows(n: int, rounds: int, verbose: bool = True) -> list[dict]:
-    """Rows for the kernel made by Schedule primitives (no packing of B)."""
-    sch = schedule_matmul(n)
-    if verbose:
-        print(sch.trace)
+    """Rows for the kernels made by Schedule primitives (B as is, and B packed)."""
     rng = np.random.default_rng(0)
     a, b = rng.random((n, n), dtype="float32"), rng.random((n, n), dtype="float32")
     rows = []
-    for cores in (1, 2):
-        lib = build(sch.mod, target=Target(f"llvm --num-cores={cores}"))
-        if verbose and cores == 2:
-            print(check_register_tile(sch, lib))
-        rows.append(_measure(lib, "main", a, b, rounds, "Schedule primitives", cores))
+    for packed in (False, True):
+        sch = schedule_matmul(n, packed)
+        if verbose and packed:
+            print(sch.trace)
+        variant = "primitives, packed B" if packed else "primitives"
+        for cores in (1, 2):
+            lib = build(sch.mod, target=Target(f"llvm --num-cores={cores}"))
+            if verbose and cores == 2:
+                print(f"{variant}: {check_register_tile(sch, lib)}")
+            rows.append(_measure(lib, "main", a, b, rounds, variant, cores))
     return rows
 
 

@@ -61,14 +61,20 @@ class ComputeLocationMixin:
 
     def cache_read(self, block, read_buffer_index, storage_scope: str, consumer_blocks=None):
         """Stage a buffer the block reads through a copy in ``storage_scope``; returns the
-        copy block. ``read_buffer_index`` is a position in the block's reads or a name."""
+        copy block. ``read_buffer_index`` is a position in the block's reads or a name.
+
+        A parameter is copied whole at the start of the scope (then ``compute_at`` the
+        copy, e.g. ``compute_at(A_shared, k0)``); a buffer made by a block is copied right
+        after it, under the lowest loop holding it and its readers."""
         return self._cache(block, read_buffer_index, storage_scope, consumer_blocks,
                            "cache_read", cache.cache_read)
 
     def cache_write(self, block, write_buffer_index, storage_scope: str,
                     consumer_blocks=None):
         """Make the block write a ``storage_scope`` copy, copied back afterwards; returns
-        the copy-back block."""
+        the copy-back block: at the end of the scope when nothing reads the buffer (then
+        ``reverse_compute_at(C_local, j0)``), else right after the block under the lowest
+        loop holding it and its readers. ``consumer_blocks`` read the copy directly."""
         return self._cache(block, write_buffer_index, storage_scope, consumer_blocks,
                            "cache_write", cache.cache_write)
 

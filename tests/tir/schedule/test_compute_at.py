@@ -78,3 +78,25 @@ def test_compute_at_refuses_loop_before_the_block():
 
 
 import numpy as np  # noqa: E402
+
+
+@T.prim_func
+def matmul_small(A: T.Buffer((12, 8), "float32"), B: T.Buffer((8, 6), "float32"),
+                 C: T.Buffer((12, 6), "float32")):
+    for i, j, k in T.grid(12, 6, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+def test_compute_at_refuses_an_init_under_a_loop_its_reduction_spans():
+    sch = Schedule(matmul_small)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    jk = sch.fuse(j, k)
+    init = sch.decompose_reduction(block, i)
+    check_refused(sch, lambda s: s.compute_at(init, jk),
+                  r"block 'C_update' accumulates into what block 'C_init' writes, and its "
+                  r"reduce over 'vk' spans loop 'j_k_fused'")

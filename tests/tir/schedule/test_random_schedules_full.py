@@ -2,8 +2,8 @@
 
 The generator is the one ``benchmarks/fuzz_schedules.py`` runs at scale: every step
 picks a primitive (split, reorder, fuse, parallel, vectorize, unroll, compute_at,
-reverse_compute_at, cache_write, decompose_reduction, compute_inline) and random
-blocks/loops. A refused step must raise ScheduleError and leave ``sch.mod`` and
+reverse_compute_at, cache_write, cache_read, decompose_reduction, compute_inline, and
+compute_at-then-cache / cache-then-compute_at pairs) and random blocks/loops. A refused step must raise ScheduleError and leave ``sch.mod`` and
 ``sch.trace`` unchanged (asserted inside ``random_step``); the final schedule must build,
 match numpy and replay from its JSON trace. Identical scripts share one build.
 """

@@ -258,6 +258,7 @@ def _check_dependences(func, primitive, loop_hit, block, scope, reverse):
                          loops=[loop_hit.node.loop_var], blocks=[other.name_hint])
         return
     written = {id(r.buffer) for r in block.writes}
+    _check_no_reset_of_accumulator(func, primitive, loop_hit, block, written, outer_loops)
     for realize in block_realizes_under(scope.body):
         other = realize.block
         if other is not block and {id(r.buffer) for r in other.reads} & written and \
@@ -265,6 +266,23 @@ def _check_dependences(func, primitive, loop_hit, block, scope, reverse):
             fail(primitive, f"consumer block {other.name_hint!r} of block {block.name_hint!r} "
                  f"is not under loop {loop_hit.node.loop_var.name!r}", func,
                  loops=[loop_hit.node.loop_var], blocks=[other.name_hint])
+
+
+def _check_no_reset_of_accumulator(func, primitive, loop_hit, block, written, outer_loops):
+    """compute_at of an init such as ``C_init`` under a loop that its reduction (which
+    accumulates into the same buffer) spans would reset the sum on every iteration."""
+    from ..ir_utils import uses_any
+    for realize in block_realizes_under(loop_hit.node):
+        other = realize.block
+        if not {id(r.buffer) for r in other.writes} & written:
+            continue
+        for iv, value in zip(other.iter_vars, realize.iter_values):
+            if iv.iter_type != IterType.DATA_PAR and uses_any(value, outer_loops):
+                fail(primitive, f"block {other.name_hint!r} accumulates into what block "
+                     f"{block.name_hint!r} writes, and its {iv.iter_type.value} over "
+                     f"{iv.var.name!r} spans loop {loop_hit.node.loop_var.name!r}: the "
+                     f"moved block would reset the result on every iteration", func,
+                     loops=[loop_hit.node.loop_var], blocks=[block.name_hint, other.name_hint])
 
 
 def _check_between(func, primitive, items, nest_at, loop_at, block):
