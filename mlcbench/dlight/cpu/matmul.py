@@ -5,7 +5,8 @@ Recognised from indices, not names: one reduce iterator ``k`` indexes both opera
 as a plain variable, each operand uses one output axis the other does not. The operand
 the vector axis ``j`` walks is packed into panels as wide as the vector tile (see
 ``packing``): always when ``j`` is not its last index (a dense weight ``W[j, k]``),
-else when enough rows reuse each panel.
+else when enough rows reuse each panel. Matrix-vector products (a dense layer on one
+or a few rows) skip packing and take the ``gemv`` schedule instead.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ...tir.schedule import Schedule
 from ..analysis import block_infos, iter_vars_of, multiply_accumulate
 from ..base import ScheduleRule
 from .common import inline_injective_producers, schedule_remaining_blocks
+from .gemv import gemv_axes, schedule_gemv
 from .packing import pack_vector_operand
 from .tiling import choose_tiles, output_axes, tile_contraction
 
@@ -52,6 +54,10 @@ class Matmul(ScheduleRule):
         found = matmul_block(sch)
         if found is None:
             return None
+        if gemv_axes(*found) is not None:
+            gemv = _try_gemv(sch, target)
+            if gemv is not None:
+                return gemv
         tiles = choose_tiles(*found, target)
         if tiles is None:
             return None
@@ -61,3 +67,12 @@ class Matmul(ScheduleRule):
             return None
         schedule_remaining_blocks(sch, target.vector_lanes(32))
         return sch
+
+
+def _try_gemv(sch, target):
+    """The matrix-vector schedule on a copy of ``sch``, or None where it does not fit."""
+    trial = Schedule(sch.mod["main"])
+    if not schedule_gemv(trial, *matmul_block(trial), target):
+        return None
+    schedule_remaining_blocks(trial, target.vector_lanes(32))
+    return trial

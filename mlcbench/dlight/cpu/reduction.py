@@ -9,9 +9,17 @@ are vectorized::
         for k in range(n): maxelem[row] = max(maxelem[row], x[row, k])
         for k in range(n): expsum[row] += exp(x[row, k] - maxelem[row])
         for k0, k1 in ..vectorized(16): out[row, k] = exp(..) / expsum[row]
+
+A row reduction long enough is factored into vector partial results (``rfactor``):
+one vector accumulator walks the row, then its lanes are summed::
+
+    for k0 in range(n // 16):
+        for k1 in T.vectorized(16): expsum_rf[row, k1] += exp(x[row, k0 * 16 + k1] - ..)
+    for k1 in range(16): expsum[row] += expsum_rf[row, k1]
 """
 from __future__ import annotations
 
+from ...ir.errors import ScheduleError
 from ...tir.schedule import Schedule
 from ..analysis import block_infos, total_extent
 from ..base import ScheduleRule
@@ -48,6 +56,10 @@ class Reduction(ScheduleRule):
         infos = block_infos(sch)
         if not rows or len(leading_spatial_loops(sch, infos[-1])) < rows:
             return None
+        lanes = target.vector_lanes(32)
+        partials = [rf for info in infos if info.is_reduction
+                    for rf in [_factor_row_reduction(sch, info, rows, lanes)] if rf]
+        infos = block_infos(sch)
         last = infos[-1]
         row_loops = sch.get_loops(last.rv)[:rows]
         work = total_extent(sch, sch.get_loops(last.rv)) or 0
@@ -56,10 +68,46 @@ class Reduction(ScheduleRule):
             sch.compute_at(info.rv, row)
         if work >= PARALLEL_MIN_ELEMENTS // 4 and (total_extent(sch, [row]) or 0) >= 2:
             sch.parallel(row)
-        lanes = target.vector_lanes(32)
+        for name in partials:
+            _vectorize_partials(sch, name)
         for info in block_infos(sch):
             _vectorize_row_body(sch, info, lanes)
         return sch
+
+
+def _factor_row_reduction(sch, info, rows, lanes):
+    """rfactor a block's single reduce loop (after its ``rows`` row loops) into ``tile``
+    vector partial results, ``tile`` = ``lanes`` or half of it, whichever divides the
+    extent, when the row holds at least two such vectors. Returns the name of the
+    partial-result block, or None when the block stays a scalar reduction."""
+    loops = sch.get_loops(info.rv)
+    if info.store is None:          # several outputs (layer_norm's sum and sum of squares)
+        return None
+    if len(loops) != rows + 1 or loop_kinds(sch, info) != ["S"] * rows + ["R"]:
+        return None
+    extent = total_extent(sch, loops[-1:]) or 0
+    tile = next((t for t in (lanes, lanes // 2) if t > 1 and extent % t == 0), None)
+    if tile is None or extent < 2 * tile:
+        return None
+    _, inner = sch.split(loops[-1], [None, tile])
+    try:
+        rf_block = sch.rfactor(inner, rows)
+    except ScheduleError:
+        return None
+    sch.set_scope(rf_block, 0, "local")     # one accumulator vector per row when lowered
+    return sch.get(rf_block).name_hint
+
+
+def _vectorize_partials(sch, name: str) -> None:
+    """Inside its row, the partial-result block runs ``k0`` (reduce) then ``k1`` (its
+    vector lanes): initialise the accumulator vector before ``k0``, vectorize ``k1``."""
+    info = next(i for i in block_infos(sch) if i.name == name)
+    loops, kinds = sch.get_loops(info.rv)[-2:], loop_kinds(sch, info)[-2:]
+    reduce_loop, lane_loop = (loops if kinds == ["R", "S"] else loops[::-1])
+    sch.reorder(reduce_loop, lane_loop)
+    init = sch.decompose_reduction(info.rv, reduce_loop)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.vectorize(lane_loop)
 
 
 def _vectorize_row_body(sch, info, lanes) -> None:

@@ -1,0 +1,136 @@
+"""Matrix-vector products (dense with one or a few rows): no packing, vector partial sums.
+
+For ``C[i, j] += A[i, k] * W[j, k]`` with few rows ``i`` every weight element is used
+once per row, so packing ``W`` into panels (the Matmul rule's first step) costs as much
+as the product. Both operands are contiguous along ``k`` instead, so the reduction is
+factored into ``lanes`` vector partial sums (``rfactor``) and ``J_UNROLL`` outputs are
+computed together (independent accumulators hide the add latency, ``A`` is loaded
+once for them)::
+
+    for j0 in range(N // 4):                      # parallel when large
+        for i, j1, k1 in T.grid(M, 4, T.vectorized(16)): C_rf[i, j0 * 4 + j1, k1] = 0
+        for k0 in range(K // 16):
+            for i, j1 in T.grid(T.unroll(M), T.unroll(4)):
+                for k1 in T.vectorized(16):
+                    C_rf[i, j0 * 4 + j1, k1] += A[i, k0 * 16 + k1] * W[j0 * 4 + j1, k0 * 16 + k1]
+        for i, j1, k1 in T.grid(M, 4, 16): C[i, j0 * 4 + j1] += C_rf[i, j0 * 4 + j1, k1]
+
+``C_rf`` is a local buffer: lowered under ``j0`` it shrinks to ``M x 4`` vector
+registers, and each weight vector loaded serves all ``M`` rows.
+"""
+from __future__ import annotations
+
+from ...ir.errors import ScheduleError
+from ..analysis import BlockInfo, block_infos, iter_vars_of, total_extent
+from .common import float_bits
+from .tiling import PARALLEL_MIN_MACS
+
+# Products with at most this many rows (the extent of the axes the weight does not
+# use) take this path: packing the weight would cost about as much as the product.
+GEMV_MAX_ROWS = 4
+# Outputs computed together, each with its own vector accumulator.
+J_UNROLL = 4
+
+
+def gemv_axes(info: BlockInfo, loads):
+    """``(reduce_iv, unroll_iv)`` when ``info`` is a matrix-vector product that both
+    operands read contiguously along its one reduce iterator and that has at most
+    ``GEMV_MAX_ROWS`` rows; ``unroll_iv`` is the output axis only the weight uses.
+    None otherwise (symbolic extents included)."""
+    ivs = info.block.iter_vars
+    if not all(hasattr(iv.dom.extent, "value") for iv in ivs):
+        return None
+    reduce_ivs = [iv for iv in ivs if iv.iter_type.name != "DATA_PAR"]
+    if len(reduce_ivs) != 1 or not all(ld.indices and ld.indices[-1] is reduce_ivs[0].var
+                                       for ld in loads):
+        return None
+    spatial = [iv for iv in ivs if iv.iter_type.name == "DATA_PAR"]
+    weight_vars = [iter_vars_of(ld) for ld in loads]
+    weight = max(range(2), key=lambda n: _extent_of(spatial, weight_vars[n] - weight_vars[1 - n]))
+    only_weight = [iv for iv in spatial if iv.var in weight_vars[weight]
+                   and iv.var not in weight_vars[1 - weight]]
+    rows = _extent_of(spatial, {iv.var for iv in spatial} - weight_vars[weight])
+    if not only_weight or rows > GEMV_MAX_ROWS:
+        return None
+    return reduce_ivs[0], only_weight[-1]
+
+
+def _extent_of(ivs, variables) -> int:
+    out = 1
+    for iv in ivs:
+        if iv.var in variables:
+            out *= int(iv.dom.extent.value)
+    return out
+
+
+def _lane_tile(extent: int, lanes: int):
+    """Partial sums per output: ``lanes`` or half of it, whichever divides ``extent``
+    with at least two vectors per output; None when neither does."""
+    return next((t for t in (lanes, lanes // 2) if t > 1 and extent % t == 0
+                 and extent >= 2 * t), None)
+
+
+def schedule_gemv(sch, info: BlockInfo, loads, target) -> bool:
+    """Apply the matrix-vector schedule above to ``info``; False (``sch`` untouched)
+    when it is not a matrix-vector product or its extents do not tile."""
+    axes = gemv_axes(info, loads)
+    loops = sch.get_loops(info.rv)
+    if axes is None or list(info.realize.iter_values) != [sch.get(lp).loop_var for lp in loops]:
+        return False
+    reduce_iv, unroll_iv = axes
+    tile = _lane_tile(int(reduce_iv.dom.extent.value), target.vector_lanes(float_bits(info)))
+    if tile is None:
+        return False
+    ivs = list(info.block.iter_vars)
+    loop_of = {iv.var: lp for iv, lp in zip(ivs, loops)}
+    spatial = [iv for iv in ivs if iv.iter_type.name == "DATA_PAR"]
+    macs = total_extent(sch, loops) or 0
+    _, lane_loop = sch.split(loop_of[reduce_iv.var], [None, tile])
+    try:
+        rf_block = sch.rfactor(lane_loop, len(spatial))
+    except ScheduleError:
+        return False
+    sch.set_scope(rf_block, 0, "local")
+    weight_vars = next(iter_vars_of(ld) for ld in loads if unroll_iv.var in iter_vars_of(ld))
+    names = [(iv.var.name, iv.var not in weight_vars) for iv in spatial]
+    _tile_partials(sch, rf_block, names, unroll_iv.var.name, parallel=macs >= PARALLEL_MIN_MACS)
+    return True
+
+
+def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool) -> None:
+    """Order the partial-sum block's loops as ``outputs.., k0, rows, j1, k1``: the
+    weight's own axes outside (``j0``), then the reduction, then the few rows and
+    ``J_UNROLL`` outputs unrolled (each weight vector is loaded once for all rows),
+    the vector lanes ``k1`` last; the final sum goes under the outer loops."""
+    rf_loops = sch.get_loops(rf_block)
+    by_name = {}
+    for iv, value in zip(sch.get(rf_block).iter_vars, _iter_values(sch, rf_block)):
+        by_name[iv.var.name] = next(lp for lp in rf_loops if sch.get(lp).loop_var is value)
+    lane_loop, reduce_loop = rf_loops[-1], rf_loops[-2]
+    outer = [by_name[name] for name, is_row in spatial if not is_row]
+    rows = [by_name[name] for name, is_row in spatial if is_row]
+    unroll_loop = by_name[unroll_name]
+    extent = total_extent(sch, [unroll_loop]) or 1
+    inner = []
+    if extent % J_UNROLL == 0 and extent > J_UNROLL:
+        j0, j1 = sch.split(unroll_loop, [None, J_UNROLL])
+        outer = [j0 if lp is unroll_loop else lp for lp in outer]
+        inner = [j1]
+    sch.reorder(*outer, reduce_loop, *rows, *inner, lane_loop)
+    fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+    if parallel and (total_extent(sch, [fused]) or 0) >= 2:
+        sch.parallel(fused)
+    for loop in rows + inner:
+        sch.unroll(loop)
+    sch.vectorize(lane_loop)
+    init = sch.decompose_reduction(rf_block, reduce_loop)
+    sch.vectorize(sch.get_loops(init)[-1])
+    writeback = sch.get_consumers(rf_block)[0]
+    sch.reverse_compute_at(writeback, fused)
+
+
+def _iter_values(sch, block_rv):
+    """The loop variables bound to ``block_rv``'s iterators (in iterator order)."""
+    name = sch.get(block_rv).name_hint
+    info = next(i for i in block_infos(sch) if i.name == name)
+    return list(info.realize.iter_values)
