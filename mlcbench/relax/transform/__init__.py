@@ -1,0 +1,11 @@
+"""Relax passes: each one an instrumentable :class:`~mlcbench.ir.transform.Pass`.
+
+``relax.transform.LegalizeOps()(mod)`` runs one pass; a ``tvm.transform.Sequential`` of
+them, under a ``PassContext(instruments=[...])``, lets instruments see the IR before and
+after each (the pass viewer, ``PrintAfterAll`` and timing reports use that hook).
+"""
+# -- lowering high-level ops and fusing kernels ------------------------------------------
+
+# -- graph clean-up and simplification -----------------------------------------------------
+
+# -- lowering towards the virtual machine -------------------------------------------------
