@@ -12,7 +12,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "mlcbench"
 
 LAYERS = [
-    ("foundation", ["mlcbench.ir", "mlcbench.runtime", "mlcbench.testing"]),
+    ("foundation", ["mlcbench.ir", "mlcbench.runtime", "mlcbench.testing",
+                    "mlcbench.datasets"]),
     ("tensor IR nodes and analysis", ["mlcbench.tir.expr", "mlcbench.tir.stmt",
                                       "mlcbench.tir.buffer", "mlcbench.tir.function",
                                       "mlcbench.tir.functor", "mlcbench.tir.op",
