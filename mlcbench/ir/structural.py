@@ -11,6 +11,7 @@ compared) must be the very same object on both sides, as in TVM, unless
 """
 from __future__ import annotations
 
+import hashlib
 from enum import Enum
 
 from .errors import StructuralMismatch
@@ -176,6 +177,22 @@ def _root_name(obj) -> str:
     return type(obj).__name__ if isinstance(obj, Node) else "root"
 
 
+def _stable_hash(value) -> int:
+    """``hash`` with strings and None digested the same way in every process.
+
+    Python salts ``hash(str)`` per process (and ``hash(None)`` follows the address of
+    None before 3.12), so a plain ``hash`` could not be written to a tuning database and
+    compared in the next session; ints, floats and tuples of them hash the same everywhere.
+    """
+    if isinstance(value, str):
+        return int.from_bytes(hashlib.blake2b(value.encode(), digest_size=8).digest(), "little")
+    if value is None:
+        return 0x5EED
+    if isinstance(value, tuple):
+        return hash(tuple(_stable_hash(v) for v in value))
+    return hash(value)
+
+
 def structural_hash(obj) -> int:
     """A hash consistent with :func:`structural_equal` (binders numbered by first use)."""
     numbering: dict[int, int] = {}
@@ -183,25 +200,28 @@ def structural_hash(obj) -> int:
 
     def walk(x):
         if isinstance(x, IRModule):
-            return hash(("module",) + tuple((n, walk(f)) for n, f in _module_structure(x)))
+            return _stable_hash(("module",)
+                                + tuple((n, walk(f)) for n, f in _module_structure(x)))
         if isinstance(x, Node):
             if x._binder:
                 if id(x) not in numbering:
                     numbering[id(x)] = len(numbering)
                     keep_alive.append(x)
                     fields = tuple(walk(getattr(x, f.name)) for f in x._fields)
-                    return hash(("def", type(x).__name__, numbering[id(x)], fields))
-                return hash(("use", numbering[id(x)]))
-            return hash((type(x).__name__,) + tuple(walk(getattr(x, f.name)) for f in x._fields))
+                    return _stable_hash(("def", type(x).__name__, numbering[id(x)], fields))
+                return _stable_hash(("use", numbering[id(x)]))
+            return _stable_hash((type(x).__name__,)
+                                + tuple(walk(getattr(x, f.name)) for f in x._fields))
         if isinstance(x, (list, tuple)):
-            return hash(("seq",) + tuple(walk(v) for v in x))
+            return _stable_hash(("seq",) + tuple(walk(v) for v in x))
         if isinstance(x, dict):
-            return hash(("map",) + tuple(sorted(hash((walk(k) if not isinstance(k, Node) else 0,
-                                                      walk(v))) for k, v in x.items())))
+            return _stable_hash(("map",) + tuple(sorted(
+                _stable_hash((walk(k) if not isinstance(k, Node) else 0, walk(v)))
+                for k, v in x.items())))
         if isinstance(x, float) and x != x:
-            return hash("nan")
+            return _stable_hash("nan")
         if isinstance(x, str):
-            return hash(str(x))
-        return hash(x)
+            return _stable_hash(str(x))
+        return _stable_hash(x)
 
     return walk(obj) & 0xFFFFFFFFFFFFFFFF

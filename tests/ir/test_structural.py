@@ -70,3 +70,21 @@ def _func(var_name, increment):
 
 def test_hash_differs_for_different_structure():
     assert structural_hash(_loop("i", "A", 1.0)) != structural_hash(_loop("i", "A", 2.0))
+
+
+
+def test_hash_is_the_same_in_every_process():
+    # A tuning database stores the hash and looks workloads up by it in a later session,
+    # where Python salts str hashes differently.
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    code = ("from tests.ir.test_structural import _func; from mlcbench.ir import structural_hash;"
+            "print(structural_hash(_func('i', 1.0)))")
+    root = pathlib.Path(__file__).resolve().parents[2]
+    printed = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True, cwd=root,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2")}
+    assert printed == {f"{structural_hash(_func('i', 1.0))}\n"}
