@@ -7,6 +7,9 @@ from the measurements and keeps every record in a JSON-lines database that
 ``ms.tir_integration.compile_tir`` reads back.
 """
 # -- records and measurement ---------------------------------------------------------------
+from . import arg_info, database
+from .arg_info import ArgInfo, TensorInfo
+from .database import Database, JSONDatabase, MemoryDatabase, TuningRecord, Workload
 
 # -- design spaces ----------------------------------------------------------------------------
 

@@ -1,0 +1,167 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mlcbench import tir
+from mlcbench.ir import TuningError, assert_structural_equal, structural_hash
+from mlcbench.meta_schedule import (JSONDatabase, MemoryDatabase, TensorInfo, TuningRecord,
+                                    Workload)
+from mlcbench.meta_schedule.database import MAX_RUN_SECS, DatabaseWarning
+from tuning_testing import matmul_module, stochastic_schedule_mm
+
+TARGET = "llvm --num-cores=2"
+ARGS = [TensorInfo("float32", [32, 32])] * 3
+
+
+def _scheduled(mod, seed):
+    return stochastic_schedule_mm(tir.Schedule(mod, seed=seed))
+
+
+def _record(workload, seed, seconds, error=None):
+    trace = _scheduled(workload.mod, seed).trace
+    run_secs = [MAX_RUN_SECS] if error else [seconds, seconds * 1.1]
+    return TuningRecord(trace, workload, run_secs, TARGET, ARGS, error_msg=error)
+
+
+def test_workload_json_roundtrip_keeps_the_hash():
+    workload = Workload(matmul_module(32))
+    again = Workload.from_json(json.loads(json.dumps(workload.as_json())))
+    assert again.shash == workload.shash == structural_hash(matmul_module(32))
+    assert_structural_equal(again.mod, workload.mod)
+
+
+def test_record_json_roundtrip_replays_to_the_same_module():
+    workload = Workload(matmul_module(32))
+    record = _record(workload, seed=3, seconds=1e-3)
+    again = TuningRecord.from_json(json.loads(json.dumps(record.as_json())), workload)
+    assert again.run_secs == record.run_secs and again.target == TARGET
+    assert again.args_info == ARGS
+    assert_structural_equal(again.as_schedule().mod, _scheduled(workload.mod, 3).mod)
+
+
+def test_json_database_reopened_sees_every_record(tmp_path):
+    db = JSONDatabase(work_dir=tmp_path)
+    workload = db.commit_workload(matmul_module(32))
+    assert db.commit_workload(matmul_module(32)) is workload      # committed once
+    for seed, seconds in enumerate([3e-3, 1e-3, 2e-3]):
+        db.commit_tuning_record(_record(workload, seed, seconds))
+    db.commit_tuning_record(_record(workload, 7, None, error="segfault"))
+    again = JSONDatabase(work_dir=tmp_path)
+    assert len(again) == 4 and again.has_workload(matmul_module(32))
+    assert not again.has_workload(matmul_module(16))
+    top = again.get_top_k(again.commit_workload(matmul_module(32)), 2)
+    assert [r.run_secs[0] for r in top] == [1e-3, 2e-3]
+    assert [r.error_msg for r in again.get_all_tuning_records()][-1] == "segfault"
+    with open(tmp_path / "database_workload.json") as handle:
+        assert len(handle.readlines()) == 1
+
+
+def test_query_returns_the_fastest_schedule(tmp_path):
+    db = JSONDatabase(work_dir=tmp_path)
+    workload = db.commit_workload(matmul_module(32))
+    for seed, seconds in [(1, 5e-3), (2, 1e-3), (3, 9e-3)]:
+        db.commit_tuning_record(_record(workload, seed, seconds))
+    db = JSONDatabase(work_dir=tmp_path)
+    best = db.query_tuning_record(matmul_module(32), target="llvm -num-cores=2")
+    assert best.run_secs[0] == 1e-3
+    assert_structural_equal(db.query_schedule(matmul_module(32), TARGET).mod,
+                            _scheduled(matmul_module(32), 2).mod)
+    assert_structural_equal(db.query(matmul_module(32), TARGET, kind="ir_module"),
+                            _scheduled(matmul_module(32), 2).mod)
+    assert db.query_tuning_record(matmul_module(32), target="llvm --num-cores=1") is None
+    assert db.query_schedule(matmul_module(16), TARGET) is None
+
+
+def test_failed_records_are_kept_but_never_best():
+    db = MemoryDatabase()
+    workload = db.commit_workload(matmul_module(32))
+    db.commit_tuning_record(_record(workload, 1, None, error="timeout"))
+    assert len(db) == 1 and not db.get_all_tuning_records()[0].is_valid
+    assert db.get_top_k(workload, 5) == [] and db.query_schedule(workload.mod) is None
+
+
+def test_record_of_an_uncommitted_workload_is_refused():
+    db = MemoryDatabase()
+    with pytest.raises(TuningError, match="commit_workload first"):
+        db.commit_tuning_record(_record(Workload(matmul_module(32)), 1, 1e-3))
+
+
+def test_partial_last_line_is_reported_dropped_and_repaired(tmp_path):
+    db = JSONDatabase(work_dir=tmp_path)
+    workload = db.commit_workload(matmul_module(32))
+    db.commit_tuning_record(_record(workload, 1, 1e-3))
+    path = tmp_path / "database_tuning_record.json"
+    line = path.read_bytes()
+    with open(path, "ab") as handle:
+        handle.write(line[:len(line) // 2])          # what a crash mid-write leaves
+    with pytest.warns(DatabaseWarning, match="partial last line"):
+        db = JSONDatabase(work_dir=tmp_path)
+    assert len(db) == 1 and path.read_bytes() == line
+    db.commit_tuning_record(_record(db.commit_workload(matmul_module(32)), 2, 2e-3))
+    assert len(JSONDatabase(work_dir=tmp_path)) == 2
+
+
+def test_broken_line_in_the_middle_names_file_and_line(tmp_path):
+    (tmp_path / "database_workload.json").write_text("not json\n[]\n")
+    with pytest.raises(TuningError, match=r"database_workload.json:1: not a JSON line"):
+        JSONDatabase(work_dir=tmp_path)
+
+
+def test_missing_files_refused_when_asked(tmp_path):
+    with pytest.raises(TuningError, match="does not exist"):
+        JSONDatabase(work_dir=tmp_path, allow_missing=False)
+    with pytest.raises(TuningError, match="give work_dir"):
+        JSONDatabase(path_workload=str(tmp_path / "w.json"))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats(1e-6, 1.0)), min_size=1, max_size=12),
+       st.integers(0, 14))
+def test_top_k_is_the_k_fastest_valid_records(seconds, k):
+    db = MemoryDatabase()
+    workload = db.commit_workload(matmul_module(16))
+    trace = _scheduled(workload.mod, 0).trace
+    for s in seconds:
+        db.commit_tuning_record(TuningRecord(trace, workload, None if s is None else [s],
+                                             TARGET, ARGS))
+    expected = sorted(s for s in seconds if s is not None)[:k]
+    assert [r.run_secs[0] for r in db.get_top_k(workload, k)] == expected
+
+
+_WRITER = textwrap.dedent("""
+    import sys
+    from mlcbench import tir
+    from mlcbench.meta_schedule import JSONDatabase, TuningRecord
+    sys.path.insert(0, sys.argv[2])
+    from tuning_testing import matmul_module, stochastic_schedule_mm
+    db = JSONDatabase(work_dir=sys.argv[1])
+    workload = db.commit_workload(matmul_module(32))
+    trace = stochastic_schedule_mm(tir.Schedule(workload.mod, seed=0)).trace
+    print("ready", flush=True)
+    for n in range(100000):
+        db.commit_tuning_record(TuningRecord(trace, workload, [n * 1e-6 + 1e-6], "llvm"))
+""")
+
+
+def test_killed_writer_leaves_only_whole_records(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path),
+                             os.path.dirname(__file__)], stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"ready"
+    path = tmp_path / "database_tuning_record.json"
+    while not path.exists() or path.stat().st_size < 20000:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with open(path, "rb") as handle:
+        lines = handle.read().split(b"\n")
+    db = JSONDatabase(work_dir=tmp_path)
+    assert len(db) == len(lines) - 1 > 10       # every complete line; a partial tail dropped
+    assert [r.run_secs[0] for r in db.get_all_tuning_records()] == pytest.approx(
+        [n * 1e-6 + 1e-6 for n in range(len(db))])
