@@ -7,9 +7,12 @@ from the measurements and keeps every record in a JSON-lines database that
 ``ms.tir_integration.compile_tir`` reads back.
 """
 # -- records and measurement ---------------------------------------------------------------
-from . import arg_info, database
+from . import arg_info, builder, database, runner
 from .arg_info import ArgInfo, TensorInfo
+from .builder import Builder, BuilderInput, BuilderResult, LocalBuilder
 from .database import Database, JSONDatabase, MemoryDatabase, TuningRecord, Workload
+from .runner import (EvaluatorConfig, LocalRunner, Runner, RunnerFuture, RunnerInput,
+                     RunnerResult)
 
 # -- design spaces ----------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from mlcbench import IRModule, te
+from mlcbench.script import tir as T
 
 
 def matmul_module(n: int = 128, m: int | None = None, k: int | None = None) -> IRModule:
@@ -24,3 +25,57 @@ def stochastic_schedule_mm(sch):
     sch.reorder(i0, j0, k0, i1, k1, j1)
     sch.decompose_reduction(block, k0)
     return sch
+
+
+# -- candidates that misbehave -------------------------------------------------------------
+@T.prim_func
+def segfaulting_kernel(A: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    # far outside the 16 bytes of A: an unmapped address
+    A[T.int64(1099511627776)] = T.float32(1)
+
+
+@T.prim_func
+def aborting_kernel(A: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    T.evaluate(T.call_extern("int32", "abort"))
+
+
+@T.prim_func
+def hanging_kernel(A: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    T.evaluate(T.call_extern("int32", "sleep", 1000))
+
+
+@T.prim_func
+def unlinkable_kernel(A: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    T.evaluate(T.call_extern("int32", "no_such_function_anywhere", 1))
+
+
+@T.prim_func
+def fill_kernel(A: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for i in range(4):
+        A[i] = T.float32(1)
+
+
+@T.prim_func
+def fill_wrong_kernel(A: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for i in range(4):
+        A[i] = T.float32(2)
+
+
+def failing_build(mod, target):
+    raise ValueError("this build always fails")
+
+
+def sleeping_build(mod, target):
+    import time
+    time.sleep(1000)
+
+
+def aborting_build(mod, target):
+    import os
+    os.abort()

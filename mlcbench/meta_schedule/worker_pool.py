@@ -1,0 +1,257 @@
+"""Worker processes that run one function call each under a time limit.
+
+Tuning compiles and runs code nobody has checked: a candidate may crash its process
+(a segfault), loop forever, or take the CPU for seconds. Each call therefore runs in a
+separate worker process; the pool waits at most ``timeout_sec`` for it, and a worker
+that crashed or overran is killed and replaced while the other calls go on::
+
+    pool = WorkerPool(max_workers=2, timeout_sec=10)
+    outcomes = pool.map(build_one, [(mod_a, "llvm"), (mod_b, "llvm")])
+    outcomes[0].status        # "ok", "error" (it raised), "timeout" or "crash"
+
+Workers are plain ``python -c "...worker_pool._serve(...)"`` subprocesses talking
+over two pipes, not ``multiprocessing`` children: those would import the user's
+``__main__`` again (a script calling ``tune_tir`` at top level would start tuning in
+every worker). Workers stay alive between calls, so a call costs a pipe round trip, not
+a Python start-up; they ignore Ctrl-C (the parent stops them) and die with the parent.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+
+from ..ir.errors import TuningError
+
+__all__ = ["Outcome", "WorkerPool"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The end of one call: ``status`` is "ok" (``value`` holds the result), "error"
+    (``message`` holds the traceback), "timeout" or "crash"; ``seconds`` is wall time."""
+
+    status: str
+    value: object = None
+    message: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class _Worker:
+    """One worker subprocess and the parent's ends of its two pipes."""
+
+    def __init__(self, extra_path: list[str]):
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        env = dict(os.environ)
+        # the child finds the same modules as the parent (tests and notebooks add paths)
+        env["PYTHONPATH"] = os.pathsep.join([p for p in extra_path if p]
+                                            + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _WORKER_MAIN, str(to_child_r), str(from_child_w),
+             str(os.getpid())],
+            pass_fds=(to_child_r, from_child_w), env=env, stdin=subprocess.DEVNULL)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.send_conn = Connection(to_child_w, readable=False)
+        self.recv_conn = Connection(from_child_r, writable=False)
+
+    def wait_ready(self, limit_sec: float = 120.0) -> bool:
+        """Wait for the worker's start-up message, so its imports do not count
+        against the time limit of its first call."""
+        try:
+            return self.recv_conn.poll(limit_sec) and self.recv_conn.recv() == ("ready", None)
+        except (EOFError, OSError):
+            return False
+
+    def describe_death(self) -> str:
+        try:
+            code = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "the worker closed its pipe but did not exit"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else "?"
+            return f"the worker process died from signal {name} ({-code})"
+        return f"the worker process exited with code {code}"
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.send_conn.close()
+        self.recv_conn.close()
+
+
+class WorkerPool:
+    """Up to ``max_workers`` worker processes, started on first use and reused.
+
+    ``timeout_sec`` (None: no limit) bounds each call. Functions and arguments are
+    pickled, so functions must be importable by name (defined at a module's top level).
+    """
+
+    def __init__(self, max_workers: int = 1, timeout_sec: float | None = None):
+        if max_workers < 1:
+            raise TuningError(f"WorkerPool: max_workers must be at least 1, found {max_workers}")
+        self.max_workers, self.timeout_sec = max_workers, timeout_sec
+        self._idle: list[_Worker] = []
+        self.restarts = 0          # workers replaced after a crash or a timeout
+
+    def map(self, fn, arg_tuples) -> list[Outcome]:
+        """``fn(*args)`` for every tuple in ``arg_tuples`` spread over the workers, in order."""
+        pending = list(enumerate(arg_tuples))[::-1]
+        outcomes: list[Outcome | None] = [None] * len(pending)
+        busy: dict[Connection, tuple] = {}          # recv_conn -> (worker, index, started)
+        self._start_workers(min(self.max_workers, len(pending)))
+        while pending or busy:
+            while pending and len(busy) < self.max_workers:
+                index, args = pending.pop()
+                worker = self._take_worker()
+                try:
+                    worker.send_conn.send((fn, tuple(args)))
+                except (OSError, pickle.PicklingError, AttributeError, TypeError) as err:
+                    outcomes[index] = Outcome("error", message=f"could not send the call: {err}")
+                    self._retire(worker, keep=isinstance(err, (pickle.PicklingError,
+                                                                AttributeError, TypeError)))
+                    continue
+                busy[worker.recv_conn] = (worker, index, time.perf_counter())
+            self._collect(busy, outcomes)
+        return outcomes
+
+    def _collect(self, busy: dict, outcomes: list) -> None:
+        """Wait for the first call to end (or overrun) and record its outcome."""
+        if not busy:
+            return
+        now = time.perf_counter()
+        wait_for = None
+        if self.timeout_sec is not None:
+            wait_for = max(0.0, min(started + self.timeout_sec - now
+                                    for _, _, started in busy.values()))
+        for conn in wait(list(busy), timeout=wait_for):
+            worker, index, started = busy.pop(conn)
+            outcomes[index] = self._receive(worker, time.perf_counter() - started)
+        if self.timeout_sec is None:
+            return
+        now = time.perf_counter()
+        for conn, (worker, index, started) in list(busy.items()):
+            if now - started >= self.timeout_sec:
+                del busy[conn]
+                outcomes[index] = Outcome("timeout", message=(
+                    f"no result after the time limit of {self.timeout_sec} s; the worker "
+                    "was stopped"), seconds=now - started)
+                self._retire(worker, keep=False)
+
+    def _receive(self, worker: _Worker, seconds: float) -> Outcome:
+        try:
+            status, payload = worker.recv_conn.recv()
+        except (EOFError, OSError):
+            message = worker.describe_death()
+            self._retire(worker, keep=False)
+            return Outcome("crash", message=message, seconds=seconds)
+        self._idle.append(worker)
+        if status == "ok":
+            return Outcome("ok", value=payload, seconds=seconds)
+        return Outcome("error", message=payload, seconds=seconds)
+
+    def _start_workers(self, count: int) -> None:
+        """Start workers until ``count`` are idle, all at once (each takes a Python
+        start-up and ``import mlcbench``)."""
+        self._idle = [w for w in self._idle if w.process.poll() is None]
+        fresh = [_Worker(list(sys.path)) for _ in range(count - len(self._idle))]
+        for worker in fresh:
+            if not worker.wait_ready():
+                reason = worker.describe_death()
+                worker.kill()
+                raise TuningError(f"WorkerPool: a worker process did not start ({reason})")
+            self._idle.append(worker)
+
+    def _take_worker(self) -> _Worker:
+        while self._idle:
+            worker = self._idle.pop()
+            if worker.process.poll() is None:
+                return worker
+            self._retire(worker, keep=False)
+        self._start_workers(1)
+        return self._idle.pop()
+
+    def _retire(self, worker: _Worker, keep: bool) -> None:
+        if keep:
+            self._idle.append(worker)
+            return
+        worker.kill()
+        self.restarts += 1
+
+    def shutdown(self) -> None:
+        """Stop every idle worker (a busy one is stopped when its call ends)."""
+        while self._idle:
+            worker = self._idle.pop()
+            try:
+                worker.send_conn.send(None)
+            except OSError:
+                pass
+            worker.kill()
+
+    def __del__(self):
+        try:
+            self.shutdown()
+        except Exception:  # interpreter shutdown: modules may already be gone
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+
+
+# -- the worker side ----------------------------------------------------------------------
+_WORKER_MAIN = ("import sys; from mlcbench.meta_schedule.worker_pool import _serve; "
+                "_serve(*map(int, sys.argv[1:]))")
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to kill this worker when the parent dies (a hung kernel would otherwise
+    outlive a killed tuning run)."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:             # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _serve(recv_fd: int, send_fd: int, parent_pid: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent_pid)
+    recv_conn, send_conn = Connection(recv_fd, writable=False), Connection(send_fd,
+                                                                           readable=False)
+    send_conn.send(("ready", None))
+    while True:
+        try:
+            message = recv_conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        try:
+            fn, args = message
+            reply = ("ok", fn(*args))
+        except BaseException:  # the parent decides what a failure means
+            reply = ("error", traceback.format_exc())
+        try:
+            send_conn.send(reply)
+        except Exception:
+            send_conn.send(("error", "the result could not be sent back:\n"
+                            + traceback.format_exc()))
+

@@ -1,0 +1,92 @@
+import os
+import time
+
+import pytest
+
+from mlcbench import build, tir
+from mlcbench.ir import TuningError
+from mlcbench.meta_schedule.arg_info import ArgInfo, TensorInfo
+from mlcbench.meta_schedule.builder import default_export
+from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput
+from tuning_testing import (aborting_kernel, fill_kernel, fill_wrong_kernel, hanging_kernel,
+                            matmul_module, segfaulting_kernel, stochastic_schedule_mm)
+
+FAST = EvaluatorConfig(number=2, repeat=3, min_repeat_ms=0)
+ARGS_4 = [TensorInfo("float32", [4])]
+
+
+def _library(func_or_mod) -> str:
+    return default_export(build(func_or_mod, "llvm --num-cores=2"))
+
+
+@pytest.fixture(scope="module")
+def runner():
+    runner = LocalRunner(timeout_sec=2, evaluator_config=FAST)
+    yield runner
+    runner.shutdown()
+
+
+def test_times_every_repeat_and_cleans_up(runner):
+    mod = stochastic_schedule_mm(tir.Schedule(matmul_module(32), seed=0)).mod
+    path = _library(mod)
+    (future,) = runner.run([RunnerInput(path, "llvm", ArgInfo.from_entry_func(mod))])
+    assert future.done()
+    result = future.result()
+    assert result.error_msg is None and len(result.run_secs) == 3
+    assert all(0 < s < 0.1 for s in result.run_secs)
+    assert not os.path.exists(path)
+
+
+def test_crashing_and_hanging_candidates_are_errors_and_the_next_one_runs(runner):
+    paths = [_library(f) for f in (segfaulting_kernel, fill_kernel, aborting_kernel,
+                                   hanging_kernel, fill_kernel)]
+    restarts = runner.pool.restarts
+    results = [f.result() for f in runner.run([RunnerInput(p, "llvm", ARGS_4) for p in paths])]
+    assert "run crash: the worker process died from signal SIGSEGV" in results[0].error_msg
+    assert "SIGABRT" in results[2].error_msg
+    assert "run timeout: no result after the time limit of 2 s" in results[3].error_msg
+    for ok in (results[1], results[4]):
+        assert ok.error_msg is None and len(ok.run_secs) == 3
+    assert all(r.run_secs is None for r in (results[0], results[2], results[3]))
+    assert runner.pool.restarts == restarts + 3
+
+
+def test_wrong_answer_is_caught_by_the_reference_check(runner):
+    reference = _library(fill_kernel)
+    inputs = [RunnerInput(_library(f), "llvm", ARGS_4, reference_path=reference)
+              for f in (fill_wrong_kernel, fill_kernel)]
+    wrong, right = [f.result() for f in runner.run(inputs)]
+    assert wrong.run_secs is None
+    assert wrong.error_msg.startswith("wrong answer: argument 0 differs from the "
+                                      "unscheduled module's at (0,): 2.0 instead of 1.0")
+    assert right.error_msg is None
+    unchecked = LocalRunner(timeout_sec=5, evaluator_config=FAST, check_correctness=False,
+                            cleanup=False)
+    path = _library(fill_wrong_kernel)
+    (result,) = unchecked.run([RunnerInput(path, "llvm", ARGS_4, reference_path=reference)])
+    assert result.result().error_msg is None
+    unchecked.shutdown()
+    for p in (path, reference):
+        os.remove(p)
+
+
+def test_min_repeat_ms_and_cache_flush(runner):
+    slow = LocalRunner(timeout_sec=10, evaluator_config=dict(
+        number=1, repeat=2, min_repeat_ms=60, enable_cpu_cache_flush=True))
+    paths = [_library(fill_kernel) for _ in range(2)]
+    slow.run([RunnerInput(paths[0], "llvm", ARGS_4)])          # starts the worker
+    start = time.perf_counter()
+    (future,) = slow.run([RunnerInput(paths[1], "llvm", ARGS_4)])
+    assert time.perf_counter() - start >= 2 * 0.060
+    assert len(future.result().run_secs) == 2
+    slow.shutdown()
+
+
+def test_evaluator_config_is_checked():
+    with pytest.raises(TuningError, match="number and repeat must be >= 1"):
+        EvaluatorConfig(number=0)
+
+
+def test_missing_artifact_is_an_error(runner):
+    (future,) = runner.run([RunnerInput("/nonexistent/candidate.so", "llvm", ARGS_4)])
+    assert "no such file" in future.result().error_msg
