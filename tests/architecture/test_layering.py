@@ -35,9 +35,6 @@ LAZY_UPWARD = {
     # ``from mlcbench.script import relax as R`` is TVM's spelling; the R names live with
     # the graph IR and are looked up on first use.
     ("mlcbench.script.relax", "mlcbench.relax.tvmscript.namespace"),
-    # Tuning measures what ``mlcbench.build`` makes: the builder's worker calls it (the
-    # driver is loaded by ``import mlcbench`` anyway), as TVM's LocalBuilder calls tvm.build.
-    ("mlcbench.meta_schedule.builder", "mlcbench.driver.build"),
 }
 
 UI_LIBRARIES = ("ipywidgets", "matplotlib", "graphviz", "IPython")
