@@ -126,17 +126,20 @@ def spec_of(shape):
     return {"forward": {"x": nn.spec.Tensor(shape, "float32")}}
 
 
-def run_legalized(func, inputs):
-    """Run a Relax function of high-level ops: legalize each call, build, call in order."""
-    builder = relax.BlockBuilder()
-    steps = []
+def run_legalized(mod, inputs, name="forward"):
+    """Run a Relax function: legalize each high-level call (``call_tir`` runs as it is),
+    build the module's PrimFuncs once and call them in binding order."""
+    builder = relax.BlockBuilder(mod)
+    func, steps = mod[name], []
     for block in func.body.blocks:
         for binding in block.bindings:
             value = binding.value
-            if isinstance(value, relax.Call) and not isinstance(value.op, GlobalVar):
+            if isinstance(value, relax.Call) and value.op.name != "relax.call_tir":
                 value = legalize_call(builder, value)
             steps.append((binding.var, value))
-    lib = tvm.build(builder.get(), target="llvm")
+    prim_funcs = {gv.name_hint: f for gv, f in builder.get().functions.items()
+                  if isinstance(f, tvm.tir.PrimFunc)}
+    lib = tvm.build(tvm.IRModule(prim_funcs), target="llvm")
     env = {param: tvm.nd.array(np.asarray(value)) for param, value in zip(func.params, inputs)}
     for var, value in steps:
         if isinstance(value, relax.Var):
@@ -151,7 +154,7 @@ def run_legalized(func, inputs):
 
 def run_exported(model, x):
     mod, params = model.export_tvm(spec=spec_of(x.shape))
-    return run_legalized(mod["forward"], [x] + [p.data for _, p in params])
+    return run_legalized(mod, [x] + [p.data for _, p in params])
 
 
 # -- structure --------------------------------------------------------------------------------
@@ -350,7 +353,19 @@ def test_forward_must_return_tensors():
         Broken().export_tvm(spec=spec_of((1,)))
 
 
-# -- end to end through the virtual machine, once relax.build exists -----------------------------
+# -- through the Relax passes and the virtual machine, once they exist ---------------------------
+
+def test_legalize_ops_pass_turns_the_exported_cnn_into_call_tir():
+    legalize_ops = pytest.importorskip("mlcbench.relax.transform.legalize_ops")
+    _, _, x_test, _ = datasets.load_digits()
+    mod, params = trained_cnn().export_tvm(spec=spec_of(x_test.shape))
+    lowered = legalize_ops.LegalizeOps()(mod)
+    values = [b.value for b in lowered["forward"].body.blocks[0].bindings]
+    assert all(v.op.name == "relax.call_tir" for v in values[:-1])
+    probs = run_legalized(lowered, [x_test] + [p.data for _, p in params])
+    np.testing.assert_allclose(probs, datasets.cnn_forward(x_test, datasets.load_cnn_params()),
+                               rtol=1e-4, atol=1e-5)
+
 
 @pytest.mark.skipif(not (hasattr(relax, "build") and hasattr(relax, "VirtualMachine")),
                     reason="relax.build / relax.VirtualMachine are not available yet")
