@@ -17,3 +17,8 @@ from .struct_info import (FuncStructInfo, ObjectStructInfo, PrimStructInfo, Shap
 from . import analysis, dpl, expr_functor
 from .expr_functor import ExprMutator, ExprVisitor, PyExprMutator, PyExprVisitor
 from . import tvmscript as _tvmscript  # registers the R.* printer and parser
+from . import transform
+from .executable import Executable
+from .pipeline import get_pipeline
+from .vm import VirtualMachine
+from .vm_build import build

@@ -100,4 +100,12 @@ def remove_all_unused(func):
     return SeqExpr(new_blocks, func.body)
 
 
-__all__ = ["all_vars", "bound_vars", "free_vars", "post_order_visit", "remove_all_unused"]
+def estimate_memory_usage(mod):
+    """Bytes each Relax function allocates with and without the memory plan (TVM's
+    analysis; ``print()`` the result). See :mod:`mlcbench.relax.memory_usage`."""
+    from .memory_usage import estimate_memory_usage as estimate
+    return estimate(mod)
+
+
+__all__ = ["all_vars", "bound_vars", "estimate_memory_usage", "free_vars", "post_order_visit",
+           "remove_all_unused"]

@@ -5,7 +5,7 @@
 >>> relax.op.get_op_info("relax.add").pattern
 <OpPatternKind.BROADCAST: 1>
 """
-from . import nn
+from . import memory, nn
 from .base import builtin, call_dps_packed, call_pure_packed, call_tir, null_value
 from .binary import (add, divide, equal, floor_divide, greater, greater_equal, less, less_equal,
                      maximum, minimum, multiply, not_equal, power, subtract)

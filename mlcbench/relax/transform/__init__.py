@@ -9,3 +9,6 @@ after each (the pass viewer, ``PrintAfterAll`` and timing reports use that hook)
 # -- graph clean-up and simplification -----------------------------------------------------
 
 # -- lowering towards the virtual machine -------------------------------------------------
+from .to_non_dataflow import ToNonDataflow
+from .call_tir_rewrite import CallTIRRewrite
+from .static_plan_block_memory import StaticPlanBlockMemory

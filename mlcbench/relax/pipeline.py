@@ -1,0 +1,63 @@
+"""Pipelines: the named lists of passes ``relax.build`` runs, written out in full.
+
+``get_pipeline(name)`` returns a ``Sequential`` (a Pass) so it runs under a
+``PassContext`` and instruments see every pass inside it:
+
+=================  ==========================================================
+``"zero"``         graph level: LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR
+``"vm_lowering"``  towards the VM: ToNonDataflow, CallTIRRewrite, StaticPlanBlockMemory
+``"default"``      ``zero`` then ``vm_lowering`` (what ``relax.build`` runs by default;
+                   also ``"default_build"`` and :func:`default_build_pipeline`)
+=================  ==========================================================
+
+>>> mod = relax.get_pipeline("zero")(mod)      # fused kernels, still call_tir  # doctest: +SKIP
+>>> ex = relax.build(mod, "llvm", pipeline="vm_lowering")                        # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from ..ir.errors import MLCBenchError
+from ..ir.transform import Sequential
+
+
+def zero_pipeline() -> Sequential:
+    """High-level ops become PrimFuncs, and chains of them are fused into one kernel."""
+    from .transform.annotate_tir_op_pattern import AnnotateTIROpPattern
+    from .transform.fuse_ops import FuseOps
+    from .transform.legalize_ops import LegalizeOps
+    passes = [LegalizeOps(), AnnotateTIROpPattern(), FuseOps()]
+    try:
+        from .transform.fuse_tir import FuseTIR
+    except ModuleNotFoundError:
+        # Until FuseTIR lands, fused groups stay Relax functions; the VM calls them.
+        return Sequential(passes, name="relax.zero")
+    return Sequential(passes + [FuseTIR()], name="relax.zero")
+
+
+def vm_lowering_pipeline() -> Sequential:
+    """Explicit allocations, planned memory and plain binding blocks: what the VM runs."""
+    from .transform.call_tir_rewrite import CallTIRRewrite
+    from .transform.static_plan_block_memory import StaticPlanBlockMemory
+    from .transform.to_non_dataflow import ToNonDataflow
+    return Sequential([ToNonDataflow(), CallTIRRewrite(), StaticPlanBlockMemory()],
+                      name="relax.vm_lowering")
+
+
+def default_build_pipeline() -> Sequential:
+    """``zero_pipeline`` then ``vm_lowering_pipeline``: ``relax.build``'s default."""
+    return Sequential([*zero_pipeline().passes, *vm_lowering_pipeline().passes],
+                      name="relax.default_build")
+
+
+PIPELINES = {"zero": zero_pipeline, "vm_lowering": vm_lowering_pipeline,
+             "default": default_build_pipeline, "default_build": default_build_pipeline}
+
+
+def get_pipeline(name: str = "default") -> Sequential:
+    """The pipeline called ``name`` (see the module docstring)."""
+    if name not in PIPELINES:
+        raise MLCBenchError(f"get_pipeline: no pipeline named {name!r}; known: "
+                            f"{sorted(PIPELINES)}")
+    return PIPELINES[name]()
+
+
+__all__ = ["default_build_pipeline", "get_pipeline", "vm_lowering_pipeline", "zero_pipeline"]

@@ -1,0 +1,193 @@
+"""``relax.build``: a Relax IRModule in, an :class:`~mlcbench.relax.Executable` out.
+
+::
+
+    ex = relax.build(MyModule, target="llvm")
+    vm = relax.VirtualMachine(ex, mlcbench.cpu())
+    vm["main"](x, w0, b0, w1, b1)
+
+The steps, each visible to ``PassContext`` instruments:
+
+1. the pipeline (default ``relax.get_pipeline("default")``: legalize and fuse, then
+   ToNonDataflow, CallTIRRewrite and StaticPlanBlockMemory); a custom pipeline that
+   leaves ``call_tir`` or dataflow blocks behind is followed by the VM lowering passes;
+2. every PrimFunc is compiled once: structurally equal ones (up to their names) share
+   one kernel;
+3. kernels get a schedule unless they have one: a PrimFunc marked
+   ``tir.is_scheduled``, or with a loop that is parallel, vectorized, unrolled or bound
+   (someone scheduled it), is kept; else ``schedule_lookup`` is asked (a tuning
+   database's best record, say), and what it does not cover gets the default CPU rules
+   of ``mlcbench.dlight``;
+4. TIR lowering and code generation (:func:`mlcbench.tir.build.build`) into one runtime
+   Module, and VM code generation for every Relax function.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..codegen.llvm import codegen_llvm
+from ..ir.errors import CodegenError
+from ..ir.module import IRModule
+from ..ir.op import Op
+from ..ir.structural import structural_equal, structural_hash
+from ..ir.transform import Pass, PassContext, Sequential
+from ..runtime.metadata import encode_metadata
+from ..runtime.module import Module
+from ..tir import stmt as S
+from ..tir.build import build as build_tir, resolve_target
+from ..tir.function import PrimFunc
+from ..tir.functor import post_order_visit
+from .executable import Executable
+from .expr import Call, DataflowBlock, Function
+from .analysis import post_order_visit as relax_post_order_visit
+from .pipeline import get_pipeline, vm_lowering_pipeline
+from .vm_codegen import ModuleContext, compile_function
+
+SCHEDULE_LOOKUP_CONFIG = "relax.build.schedule_lookup"
+"""PassContext config key naming a ``schedule_lookup`` callable (see :func:`build`)."""
+
+ScheduleLookup = Callable   # (func: PrimFunc, name: str, target: Target) -> PrimFunc | None
+
+
+def build(mod, target=None, pipeline=None, schedule_lookup: ScheduleLookup | None = None
+          ) -> Executable:
+    """Compile a Relax IRModule into an Executable for ``relax.VirtualMachine``.
+
+    Parameters
+    ----------
+    mod
+        An IRModule of Relax functions and PrimFuncs (a lone Relax Function is named main).
+    target
+        ``"llvm"`` (default: the enclosing ``with Target(...)``, else the host CPU).
+    pipeline
+        A pipeline name for :func:`~mlcbench.relax.get_pipeline`, a Pass, a list of
+        Passes, or None for ``"default"``.
+    schedule_lookup
+        ``lookup(func, name, target) -> PrimFunc | None``: a scheduled version of a
+        kernel (e.g. from a tuning database), or None to use the default rules. Also
+        read from ``PassContext(config={"relax.build.schedule_lookup": lookup})``.
+
+    >>> ex = relax.build(MyModule, target="llvm")             # doctest: +SKIP
+    >>> relax.VirtualMachine(ex, tvm.cpu())["main"](x).numpy()  # doctest: +SKIP
+    """
+    mod = _as_module(mod)
+    target = resolve_target(target)
+    lookup = schedule_lookup or PassContext.current().config.get(SCHEDULE_LOOKUP_CONFIG)
+    with target:
+        mod = _as_pass(pipeline)(mod)
+        if needs_vm_lowering(mod):
+            mod = vm_lowering_pipeline()(mod)
+        kernel_names, kernels = unique_prim_funcs(mod)
+        kernels = schedule_kernels(kernels, target, lookup)
+        lib = _compile_kernels(kernels, target)
+    relax_names = {gv: gv.name_hint for gv, func in mod.items() if isinstance(func, Function)}
+    ctx = ModuleContext(kernel_names, lib.kernel_specs, relax_names)
+    functions = {name: compile_function(mod[gv], name, ctx) for gv, name in relax_names.items()}
+    return Executable(lib, {"format": 1, "functions": functions}, ctx.constants)
+
+
+def _as_module(mod) -> IRModule:
+    if isinstance(mod, Function):
+        return IRModule({"main": mod})
+    if not isinstance(mod, IRModule):
+        raise CodegenError(f"relax.build expects an IRModule (or a Relax Function), found "
+                           f"{type(mod).__name__}")
+    return mod
+
+
+def _as_pass(pipeline) -> Pass:
+    if pipeline is None or isinstance(pipeline, str):
+        return get_pipeline(pipeline or "default")
+    if isinstance(pipeline, Pass):
+        return pipeline
+    if isinstance(pipeline, (list, tuple)):
+        return Sequential(list(pipeline), name="relax.user_pipeline")
+    raise CodegenError(f"relax.build: pipeline is a name, a Pass or a list of Passes, found "
+                       f"{type(pipeline).__name__}")
+
+
+def needs_vm_lowering(mod: IRModule) -> bool:
+    """Whether a Relax function still has dataflow blocks or ``call_tir``-style calls."""
+    found = []
+
+    def visit(expr):
+        if isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.name in (
+                "relax.call_tir", "relax.call_dps_packed"):
+            found.append(expr)
+
+    for func in mod.functions.values():
+        if isinstance(func, Function):
+            if any(isinstance(b, DataflowBlock) for b in _blocks(func.body)):
+                return True
+            relax_post_order_visit(func, visit)
+            if found:
+                return True
+    return False
+
+
+def _blocks(body):
+    return getattr(body, "blocks", ())
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+def unique_prim_funcs(mod: IRModule) -> tuple[dict, dict]:
+    """``({GlobalVar: kernel name}, {kernel name: PrimFunc})``: equal PrimFuncs (up to
+    their ``global_symbol``) share the name of the first, in name order."""
+    kernel_names, kernels, buckets = {}, {}, {}
+    for gv, func in sorted(mod.items(), key=lambda item: item[0].name_hint):
+        if not isinstance(func, PrimFunc):
+            continue
+        key = func.replace(attrs={k: v for k, v in func.attrs.items() if k != "global_symbol"})
+        bucket = buckets.setdefault(structural_hash(key), [])
+        same = next((name for name, other in bucket if structural_equal(other, key)), None)
+        if same is None:
+            same = gv.name_hint
+            bucket.append((same, key))
+            kernels[same] = func.with_attr("global_symbol", same)
+        kernel_names[gv] = same
+    return kernel_names, kernels
+
+
+_SCHEDULED_LOOP_KINDS = (S.ForKind.PARALLEL, S.ForKind.VECTORIZED, S.ForKind.UNROLLED,
+                         S.ForKind.THREAD_BINDING)
+
+
+def looks_scheduled(func: PrimFunc) -> bool:
+    """Marked ``tir.is_scheduled``, or has a loop someone made parallel/vector/unrolled."""
+    if func.attrs.get("tir.is_scheduled"):
+        return True
+    found = []
+    post_order_visit(func.body, lambda node: found.append(
+        isinstance(node, S.For) and node.kind in _SCHEDULED_LOOP_KINDS))
+    return any(found)
+
+
+def schedule_kernels(kernels: dict, target, lookup: ScheduleLookup | None) -> dict:
+    """Each kernel scheduled: kept, looked up, or given the default dlight rules."""
+    from ..dlight import ApplyDefaultSchedule, cpu
+    out, default = {}, {}
+    for name, func in kernels.items():
+        found = None if looks_scheduled(func) or lookup is None else lookup(func, name, target)
+        if looks_scheduled(func):
+            out[name] = func
+        elif found is not None:
+            out[name] = found.with_attr("global_symbol", name)
+        else:
+            default[name] = func
+    if default:
+        scheduled = ApplyDefaultSchedule(*cpu.default_rules())(IRModule(default))
+        out.update({gv.name_hint: func for gv, func in scheduled.items()})
+    return {name: out[name] for name in kernels}
+
+
+def _compile_kernels(kernels: dict, target) -> Module:
+    if kernels:
+        return build_tir(IRModule(kernels), target)
+    # A model of packed calls only still needs a library to export the program into.
+    compiled = codegen_llvm({}, target, metadata=encode_metadata([]), name="relax_vm")
+    return Module({}, keepalive=compiled.keepalive, artifact=compiled.artifact)
+
+
+__all__ = ["SCHEDULE_LOOKUP_CONFIG", "build", "looks_scheduled", "needs_vm_lowering",
+           "schedule_kernels", "unique_prim_funcs"]
