@@ -11,6 +11,7 @@ compared) must be the very same object on both sides, as in TVM, unless
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from enum import Enum
 
@@ -184,13 +185,20 @@ def _stable_hash(value) -> int:
     None before 3.12), so a plain ``hash`` could not be written to a tuning database and
     compared in the next session; ints, floats and tuples of them hash the same everywhere.
     """
+    if type(value) is tuple:
+        return hash(tuple(v if type(v) is int else _stable_hash(v) for v in value))
     if isinstance(value, str):
-        return int.from_bytes(hashlib.blake2b(value.encode(), digest_size=8).digest(), "little")
+        return _str_digest(str(value))
     if value is None:
         return 0x5EED
     if isinstance(value, tuple):
-        return hash(tuple(_stable_hash(v) for v in value))
+        return _stable_hash(tuple(value))
     return hash(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _str_digest(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
 def structural_hash(obj) -> int:

@@ -1,8 +1,15 @@
-"""Workloads, the course's stochastic schedule shared by the tuning tests."""
+"""Workloads, the course's stochastic schedule, misbehaving kernels and a fast fake
+builder/runner shared by the tuning tests."""
 from __future__ import annotations
 
+import hashlib
+
 from mlcbench import IRModule, te
+from mlcbench.ir import structural_hash
+from mlcbench.meta_schedule.builder import Builder, BuilderResult
+from mlcbench.meta_schedule.runner import Runner, RunnerFuture, RunnerResult
 from mlcbench.script import tir as T
+from mlcbench.tir import For, post_order_visit
 
 
 def matmul_module(n: int = 128, m: int | None = None, k: int | None = None) -> IRModule:
@@ -79,3 +86,59 @@ def sleeping_build(mod, target):
 def aborting_build(mod, target):
     import os
     os.abort()
+
+
+# -- a fast fake builder and runner ----------------------------------------------------------
+class FakeMeasurer:
+    """A builder and a runner that compile nothing: the runner makes up a run time from
+    the scheduled module's loops (an innermost loop of extent 8 is fastest), so search
+    logic can be tested in milliseconds. Modules whose innermost extent is in
+    ``failing_extents`` fail as if they crashed; ``delay`` seconds pass per candidate."""
+
+    def __init__(self, failing_extents=(), delay: float = 0.0):
+        self.failing_extents, self.delay = set(failing_extents), delay
+        self.modules = {}
+        self.measured = []           # structural hashes, in measuring order
+        measurer = self
+
+        class _Builder(Builder):
+            def build(self, build_inputs):
+                results = []
+                for inp in build_inputs:
+                    key = f"fake-{len(measurer.modules)}"
+                    measurer.modules[key] = inp.mod
+                    results.append(BuilderResult(key, None))
+                return results
+
+        class _Runner(Runner):
+            def run(self, runner_inputs):
+                return [RunnerFuture(measurer.measure(inp.artifact_path))
+                        for inp in runner_inputs]
+
+        self.builder, self.runner = _Builder(), _Runner()
+
+    def measure(self, key) -> RunnerResult:
+        import time
+        time.sleep(self.delay)
+        mod = self.modules.pop(key)
+        self.measured.append(structural_hash(mod))
+        extents = loop_extents(mod)
+        if extents[-1] in self.failing_extents:
+            return RunnerResult(None, "run crash: simulated")
+        return RunnerResult([fake_seconds(extents)], None)
+
+
+def loop_extents(mod) -> list:
+    extents = []
+    for func in mod.functions.values():
+        post_order_visit(func.body, lambda n: extents.append(int(n.extent.value))
+                         if isinstance(n, For) else None)
+    return extents[::-1]         # post order puts the innermost first
+
+
+def fake_seconds(extents) -> float:
+    """A made-up run time: 1 ms, more the farther the innermost extent is from 8, plus a
+    deterministic jitter so distinct programs rarely tie."""
+    digest = hashlib.sha256(repr(extents).encode()).digest()
+    jitter = int.from_bytes(digest[:4], "little") / 2 ** 32
+    return 1e-3 * (1 + abs(extents[-1] - 8) / 8 + 0.05 * jitter)
