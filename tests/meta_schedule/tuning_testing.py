@@ -142,3 +142,39 @@ def fake_seconds(extents) -> float:
     digest = hashlib.sha256(repr(extents).encode()).digest()
     jitter = int.from_bytes(digest[:4], "little") / 2 ** 32
     return 1e-3 * (1 + abs(extents[-1] - 8) / 8 + 0.05 * jitter)
+
+
+# -- matmuls that misbehave, for tuning runs that must survive them -------------------------
+@T.prim_func
+def aborting_matmul(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
+                    C: T.Buffer((32, 32), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    T.evaluate(T.call_extern("int32", "abort"))
+
+
+@T.prim_func
+def hanging_matmul(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
+                   C: T.Buffer((32, 32), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    T.evaluate(T.call_extern("int32", "sleep", 1000))
+
+
+@T.prim_func
+def wrong_matmul(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
+                 C: T.Buffer((32, 32), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for i, j in T.grid(32, 32):
+        C[i, j] = A[i, j] + B[i, j]
+
+
+MISBEHAVING = {1: aborting_matmul, 2: hanging_matmul, 3: wrong_matmul}
+
+
+def sometimes_broken_space(sch):
+    """The stochastic matmul schedule, except that one time in two the sampled choice
+    swaps the program for one that aborts, hangs or computes the wrong thing."""
+    from mlcbench import tir
+    choice = sch.get(sch.sample_categorical([0, 1, 2, 3], [0.5, 0.2, 0.15, 0.15]))
+    if choice in MISBEHAVING:
+        return tir.Schedule(IRModule({"main": MISBEHAVING[choice]}))
+    return stochastic_schedule_mm(sch)

@@ -1,0 +1,171 @@
+"""Tuning entry points: ``tune_tir`` for a TensorIR module, ``tune_tasks`` for several.
+
+The course's example::
+
+    from mlcbench import meta_schedule as ms
+    database = ms.tune_tir(mod=MyModule, target="llvm --num-cores=2", max_trials_global=64,
+                           num_trials_per_iter=16,
+                           space=ms.space_generator.ScheduleFn(stochastic_schedule_mm),
+                           work_dir="./tune_tmp")
+    sch = ms.tir_integration.compile_tir(database, MyModule, "llvm --num-cores=2")
+
+Records go to ``work_dir`` as JSON lines as they are measured; running the same call
+again after a crash or Ctrl-C keeps every earlier record and never measures one of
+those programs again. Each call runs up to ``max_trials_global`` new trials.
+"""
+from __future__ import annotations
+
+import random
+import warnings
+
+import numpy as np
+
+from ..ir.errors import TuningError
+from ..ir.module import IRModule
+from ..target import Target
+from ..tir.function import PrimFunc
+from .builder import Builder, LocalBuilder
+from .database import Database, JSONDatabase, MemoryDatabase, as_ir_module
+from .runner import LocalRunner, Runner
+from .task_scheduler import TaskScheduler
+from .tune_context import TuneContext
+
+__all__ = ["tune_tir", "tune_tasks"]
+
+
+def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
+             max_trials_per_task: int | None = None, num_trials_per_iter: int = 64,
+             builder="local", runner="local", database="json", cost_model="xgb",
+             measure_callbacks=(), task_scheduler="round-robin", space="post-order-apply",
+             strategy="evolutionary", num_tuning_cores="physical", seed: int | None = None,
+             module_equality: str = "structural", callbacks=(), progress_bar: bool = True,
+             task_name: str | None = None) -> Database:
+    """Tune every PrimFunc of ``mod`` for ``target``; return the database of records.
+
+    Parameters
+    ----------
+    space
+        A SpaceGenerator (``ms.space_generator.ScheduleFn(f)``, ``PostOrderApply()``), a
+        schedule function ``f(sch)``, or ``"post-order-apply"`` (schedule rules).
+    strategy
+        ``"evolutionary"``, ``"replay-trace"``, ``"replay-func"`` or a SearchStrategy.
+    cost_model
+        ``"xgb"``, ``"random"`` or a CostModel.
+    builder, runner, database
+        ``"local"`` / ``"local"`` / ``"json"`` (records in ``work_dir``), or objects.
+    callbacks
+        Functions called with a :class:`~.tuning_round.TuningRound` after every round.
+    seed
+        Seeds every random choice (None: random).
+    """
+    mod = as_ir_module(mod)
+    target = target if isinstance(target, Target) else Target(target)
+    funcs = [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, PrimFunc)]
+    if not funcs:
+        raise TuningError("tune_tir: the module has no PrimFunc to tune")
+    # one PrimFunc: tune the module as given, so a schedule function's names still hold
+    task_mods = [(task_name or funcs[0][0], mod)] if len(funcs) == 1 else [
+        (name, IRModule({name: func})) for name, func in funcs]
+    rng = random.Random(seed)
+    tasks = [TuneContext(task_mod, target=target, space_generator=space,
+                         search_strategy=_as_strategy(strategy, i), task_name=name,
+                         rand_state=rng.randrange(2 ** 31), num_threads=num_tuning_cores)
+             for i, (name, task_mod) in enumerate(task_mods)]
+    return tune_tasks(tasks=tasks, task_weights=[1.0] * len(tasks), work_dir=work_dir,
+                      max_trials_global=max_trials_global,
+                      max_trials_per_task=max_trials_per_task,
+                      num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
+                      database=database, cost_model=cost_model,
+                      measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
+                      callbacks=callbacks, progress_bar=progress_bar, seed=seed)
+
+
+def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: int,
+               max_trials_per_task: int | None = None, num_trials_per_iter: int = 64,
+               builder="local", runner="local", database="json", cost_model="xgb",
+               measure_callbacks=(), task_scheduler="gradient", callbacks=(),
+               progress_bar: bool = True, seed: int | None = None) -> Database:
+    """Tune several TuneContexts with one budget, shared by ``task_scheduler``
+    (``"gradient"`` or ``"round-robin"``) in proportion to ``task_weights``."""
+    if max_trials_global < 1 or num_trials_per_iter < 1:
+        raise TuningError(f"max_trials_global and num_trials_per_iter must be >= 1, found "
+                          f"{max_trials_global} and {num_trials_per_iter}")
+    database = _as_database(database, work_dir)
+    owned = []
+    if builder == "local":
+        builder = LocalBuilder()
+        owned.append(builder)
+    if runner == "local":
+        runner = LocalRunner()
+        owned.append(runner)
+    if not isinstance(builder, Builder) or not isinstance(runner, Runner):
+        raise TuningError("tune: builder and runner must be 'local' or Builder / Runner objects")
+    if isinstance(task_scheduler, str):
+        task_scheduler = TaskScheduler.create(task_scheduler)
+    try:
+        task_scheduler.tune(tasks, task_weights, max_trials_global,
+                            max_trials_per_task or max_trials_global, num_trials_per_iter,
+                            builder, runner, list(measure_callbacks or ()), database,
+                            _as_cost_model(cost_model, seed), callbacks=list(callbacks or ()),
+                            progress_bar=progress_bar)
+    finally:
+        for part in owned:
+            part.shutdown()
+    return database
+
+
+def _as_database(database, work_dir) -> Database:
+    if isinstance(database, Database):
+        return database
+    if database == "json":
+        if work_dir is None:
+            raise TuningError("tune: database='json' keeps its records in work_dir; give "
+                              "work_dir, or database='memory'")
+        return JSONDatabase(work_dir=work_dir)
+    if database == "memory":
+        return MemoryDatabase()
+    raise TuningError(f"tune: database must be 'json', 'memory' or a Database, found "
+                      f"{database!r}")
+
+
+def _as_strategy(strategy, task_index: int):
+    """A fresh strategy per task (a strategy keeps per-task state)."""
+    if isinstance(strategy, str) or task_index == 0:
+        return strategy
+    return strategy.clone()
+
+
+def _as_cost_model(cost_model, seed):
+    """The cost model named by ``cost_model``; XGBoost falls back to random (with a
+    warning) where the cost-model package is not available."""
+    if not isinstance(cost_model, str):
+        return cost_model
+    try:
+        from . import cost_model as models
+    except ImportError:
+        models = None
+    if cost_model == "xgb":
+        if models is not None and hasattr(models, "XGBModel"):
+            return models.XGBModel()
+        warnings.warn("cost_model='xgb': meta_schedule.cost_model.XGBModel is not available; "
+                      "using a random cost model", stacklevel=3)
+        cost_model = "random"
+    if cost_model == "random":
+        if models is not None and hasattr(models, "RandomModel"):
+            return models.RandomModel(seed=seed) if seed is not None else models.RandomModel()
+        return _RandomScores(seed)
+    raise TuningError(f"tune: cost_model must be 'xgb', 'random' or a CostModel, found "
+                      f"{cost_model!r}")
+
+
+class _RandomScores:
+    """Random scores, the stand-in when the cost-model package is missing."""
+
+    def __init__(self, seed=None):
+        self._rng = np.random.default_rng(seed)
+
+    def update(self, context, candidates, results) -> None:
+        pass
+
+    def predict(self, context, candidates) -> np.ndarray:
+        return self._rng.random(len(candidates))

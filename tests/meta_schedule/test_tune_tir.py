@@ -1,0 +1,178 @@
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import mlcbench
+from mlcbench import IRModule, meta_schedule as ms, tir
+from mlcbench.ir import TuningError, structural_hash
+from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner
+from mlcbench.meta_schedule.task_scheduler import GradientBased
+from mlcbench.meta_schedule.tune_context import TuneContext
+from tuning_testing import (FakeMeasurer, matmul_module, sometimes_broken_space,
+                            stochastic_schedule_mm)
+
+TARGET = "llvm --num-cores=2"
+
+
+def _fake_tune(work_dir, measurer, max_trials, per_iter=8, n=32, **kwargs):
+    kwargs.setdefault("space", stochastic_schedule_mm)
+    kwargs.setdefault("strategy", "replay-trace")
+    return ms.tune_tir(matmul_module(n), TARGET, str(work_dir), max_trials,
+                       num_trials_per_iter=per_iter, builder=measurer.builder,
+                       runner=measurer.runner, cost_model="random", seed=0, **kwargs)
+
+
+def _program_hashes(database):
+    return [structural_hash(r.as_schedule().mod) for r in database.get_all_tuning_records()]
+
+
+def test_every_round_is_reported_and_recorded(tmp_path, capsys):
+    rounds, measurer = [], FakeMeasurer()
+    database = _fake_tune(tmp_path, measurer, 20, callbacks=[rounds.append])
+    assert [len(r.candidates) for r in rounds] == [8, 8, 4]
+    assert [r.trials for r in rounds] == [8, 16, 20]
+    assert len(database) == 20 == len(measurer.measured) == len(set(measurer.measured))
+    best = [r.best_gflops for r in rounds]
+    assert best == sorted(best) and best[-1] == pytest.approx(
+        2 * 32 ** 3 / min(r.run_secs[0] for r in database.get_all_tuning_records()) / 1e9)
+    last = rounds[-1]
+    assert len(last.predicted) == len(last.measured) == 4
+    assert -1 <= last.rank_correlation <= 1
+    out, err = capsys.readouterr()
+    assert "Total weighted latency" in out and "| Trials | Errors |" in out
+    assert "tuning: 100%" in err and "20/20" in err          # the progress bar
+    assert len(ms.JSONDatabase(work_dir=tmp_path)) == 20
+
+
+def test_failed_candidates_are_recorded_as_errors_and_tuning_goes_on(tmp_path):
+    measurer = FakeMeasurer(failing_extents={2, 4})
+    rounds = []
+    database = _fake_tune(tmp_path, measurer, 24, callbacks=[rounds.append])
+    records = database.get_all_tuning_records()
+    failed = [r for r in records if not r.is_valid]
+    assert len(records) == 24 and failed and len(failed) < 24
+    assert all(r.error_msg == "run crash: simulated" for r in failed)
+    assert sum(r.errors for r in rounds) == len(failed)
+    best = ms.tir_integration.compile_tir(database, matmul_module(32), TARGET)
+    assert best is not None and structural_hash(best.mod) in set(measurer.measured)
+
+
+def test_real_tuning_of_a_128_matmul(tmp_path):
+    mod = matmul_module(128)
+    runner = LocalRunner(evaluator_config=EvaluatorConfig(number=3, repeat=1, min_repeat_ms=5))
+    rounds = []
+    database = ms.tune_tir(mod=mod, target=TARGET, max_trials_global=16,
+                           num_trials_per_iter=8, work_dir=str(tmp_path), runner=runner,
+                           space=ms.space_generator.ScheduleFn(stochastic_schedule_mm),
+                           strategy="replay-trace", cost_model="random", seed=1,
+                           callbacks=[rounds.append])
+    runner.shutdown()
+    records = database.get_all_tuning_records()
+    assert len(records) == 16 and all(r.is_valid for r in records), records
+    assert rounds[-1].best_gflops > 0.5
+    sch = ms.tir_integration.compile_tir(database, mod, TARGET)
+    print(sch.trace)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((128, 128), "float32"), rng.random((128, 128), "float32")
+    c = mlcbench.nd.empty((128, 128), "float32")
+    mlcbench.build(sch.mod, TARGET)["main"](mlcbench.nd.array(a), mlcbench.nd.array(b), c)
+    np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4)
+
+
+def test_crashing_hanging_and_wrong_candidates_do_not_stop_tuning(tmp_path):
+    runner = LocalRunner(timeout_sec=2, evaluator_config=EvaluatorConfig(min_repeat_ms=0))
+    database = ms.tune_tir(matmul_module(32), TARGET, str(tmp_path), max_trials_global=12,
+                           num_trials_per_iter=6, runner=runner, space=sometimes_broken_space,
+                           strategy="replay-func", cost_model="random", seed=3)
+    runner.shutdown()
+    records = ms.JSONDatabase(work_dir=tmp_path).get_all_tuning_records()
+    errors = sorted(r.error_msg.split(":")[0] for r in records if not r.is_valid)
+    assert errors == ["run crash", "run timeout", "wrong answer"]
+    assert any("SIGABRT" in r.error_msg for r in records if r.error_msg)
+    assert len(records) == 12 and sum(r.is_valid for r in records) == 9
+
+
+_KILLED_TUNING = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[2])
+    from mlcbench import meta_schedule as ms
+    from tuning_testing import FakeMeasurer, matmul_module, stochastic_schedule_mm
+    measurer = FakeMeasurer(delay=0.02)
+    ms.tune_tir(matmul_module(32), "llvm --num-cores=2", sys.argv[1], 100,
+                num_trials_per_iter=4, builder=measurer.builder, runner=measurer.runner,
+                space=stochastic_schedule_mm, strategy="replay-trace", cost_model="random",
+                seed=0, callbacks=[lambda r: print("committed", r.total_trials, flush=True)],
+                progress_bar=False)
+""")
+
+
+def test_killed_tuning_resumes_without_losing_or_repeating_records(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_TUNING, str(tmp_path),
+                             os.path.dirname(__file__)], stdout=subprocess.PIPE, text=True)
+    committed = 0
+    while committed < 12:
+        line = proc.stdout.readline()
+        assert line, "the tuning subprocess ended early"
+        if line.startswith("committed"):
+            committed = int(line.split()[1])
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    path = tmp_path / "database_tuning_record.json"
+    before = path.read_bytes()
+    survived = len(ms.JSONDatabase(work_dir=tmp_path))
+    assert survived >= committed
+    database = _fake_tune(tmp_path, FakeMeasurer(), 20, per_iter=4)
+    assert path.read_bytes()[:len(before)] == before
+    assert len(database) == survived + 20
+    hashes = _program_hashes(ms.JSONDatabase(work_dir=tmp_path))
+    assert len(hashes) == len(set(hashes)) == survived + 20
+
+
+def _any_matmul_space(sch):
+    (func_name,) = [gv.name_hint for gv in sch.mod.get_global_vars()]
+    block = sch.get_block("C", func_name=func_name)
+    for loop in sch.get_loops(block):
+        sch.split(loop, factors=sch.sample_perfect_tile(loop, n=2))
+
+
+def test_every_primfunc_of_a_module_is_a_task(tmp_path):
+    mod = IRModule({"small": matmul_module(16)["main"], "large": matmul_module(64)["main"]})
+    rounds, measurer = [], FakeMeasurer()
+    database = ms.tune_tir(mod, TARGET, str(tmp_path), 12, num_trials_per_iter=3,
+                           builder=measurer.builder, runner=measurer.runner,
+                           space=_any_matmul_space, strategy="replay-trace",
+                           cost_model="random", seed=0, callbacks=[rounds.append])
+    assert [r.task_name for r in rounds] == ["small", "large"] * 2
+    for name in ("small", "large"):
+        assert database.query_schedule(IRModule({name: mod[name]}), TARGET) is not None
+
+
+def test_gradient_scheduler_favours_the_heavier_task(tmp_path):
+    measurer = FakeMeasurer()
+    tasks = [TuneContext(matmul_module(n), target=TARGET, space_generator=_any_matmul_space,
+                         search_strategy="replay-trace", task_name=f"mm{n}", rand_state=n)
+             for n in (64, 32)]
+    rounds = []
+    ms.tune.tune_tasks(tasks=tasks, task_weights=[1.0, 100.0], work_dir=str(tmp_path),
+                       max_trials_global=20, num_trials_per_iter=2, builder=measurer.builder,
+                       runner=measurer.runner, cost_model="random",
+                       task_scheduler=GradientBased(), callbacks=[rounds.append])
+    names = [r.task_name for r in rounds]
+    assert names[:2] == ["mm64", "mm32"]               # one round each first
+    assert names.count("mm32") > names.count("mm64")
+    assert sum(len(r.candidates) for r in rounds) == 20
+
+
+def test_bad_arguments_are_explained(tmp_path):
+    with pytest.raises(TuningError, match="give work_dir, or database='memory'"):
+        ms.tune.tune_tasks(tasks=[], task_weights=[], work_dir=None, max_trials_global=4)
+    with pytest.raises(TuningError, match="no PrimFunc to tune"):
+        ms.tune_tir(IRModule({}), TARGET, str(tmp_path), 4)
+    with pytest.raises(TuningError, match="must be >= 1"):
+        ms.tune_tir(matmul_module(8), TARGET, str(tmp_path), 0, space=stochastic_schedule_mm,
+                    strategy="replay-trace")
