@@ -54,9 +54,11 @@ class VirtualMachine:
         if isinstance(rt_mod, Module):
             rt_mod = Executable.from_module(rt_mod)
         if not isinstance(rt_mod, Executable):
+            hint = "; compile it first with relax.build(mod, target)" \
+                if type(rt_mod).__name__ == "IRModule" else ""
             raise ArgumentTypeError(f"VirtualMachine: expected an Executable from relax.build "
                                     f"(or a Module loaded from its library), found "
-                                    f"{type(rt_mod).__name__}")
+                                    f"{type(rt_mod).__name__}{hint}")
         device = device[0] if isinstance(device, (list, tuple)) else device
         self.device = as_device(device)
         if self.device.device_type != kDLCPU:

@@ -96,7 +96,8 @@ class _FunctionCompiler:
             self.regs[param] = reg
             check = self.check_spec(param.struct_info)
             params.append({"name": param.name_hint, "reg": reg, "check": check})
-        result = self.expr(func.body, "return")
+        result = self.seq(func.body) if isinstance(func.body, SeqExpr) \
+            else self.expr(func.body, "return")
         return {"name": self.name, "params": params, "num_regs": self.num_regs,
                 "init": self.init, "code": self.code, "result": result}
 
@@ -134,7 +135,7 @@ class _FunctionCompiler:
                             "symbolic dimensions only")
 
     # -- bindings -----------------------------------------------------------------------
-    def seq(self, seq: SeqExpr) -> int:
+    def seq(self, seq: SeqExpr, result_text: str = "return") -> int:
         bindings = [b for block in seq.blocks for b in block.bindings]
         for binding in bindings:
             if isinstance(binding.value, Var):
@@ -145,7 +146,7 @@ class _FunctionCompiler:
                         self.aliases.setdefault(field, binding.var.name_hint)
         for binding in bindings:
             self.binding(binding)
-        return self.expr(seq.body, "return")
+        return self.expr(seq.body, result_text)
 
     def binding(self, binding) -> None:
         text = self.binding_text(binding)
@@ -172,6 +173,9 @@ class _FunctionCompiler:
             callee = value.op.name_hint if isinstance(value.op, GlobalVar) \
                 else f'"{value.op.global_symbol}"'
             return f"{', '.join(names)} = {kind}({callee}, ({_args_text(inputs)}))"
+        if isinstance(value, Call) and getattr(value.op, "name", "") == "relax.call_pure_packed":
+            callee, args = value.args[0].global_symbol, value.args[1:]
+            return f'{binding.var.name_hint} = call_pure_packed("{callee}", ({_args_text(args)}))'
         return f"{binding.var.name_hint} = {_expr_text(value)}"
 
     def is_alloc(self, arg) -> bool:
@@ -209,7 +213,7 @@ class _FunctionCompiler:
         if isinstance(expr, If):
             return self.if_expr(expr, text)
         if isinstance(expr, SeqExpr):
-            return self.seq(expr)
+            return self.seq(expr, text)
         self.fail(text, f"the VM cannot evaluate a {type(expr).__name__} here "
                         "(functions are called by name: cls.f(...))")
 
@@ -354,6 +358,8 @@ def _expr_text(expr) -> str:
         return f"{callee}({', '.join(_expr_text(a) for a in expr.args)})"
     if isinstance(expr, If):
         return f"if {_expr_text(expr.cond)} ..."
+    if isinstance(expr, ExternFunc):
+        return f'"{expr.global_symbol}"'
     return type(expr).__name__
 
 

@@ -52,7 +52,7 @@ def CallTIRRewrite():  # noqa: N802 -- TVM's spelling
                 out[gv] = new
         return out or mod
 
-    return module_pass(transform, opt_level=0, name="relax.CallTIRRewrite")
+    return module_pass(transform, opt_level=0, name="CallTIRRewrite")
 
 
 def output_tensors(sinfo) -> list[TensorStructInfo]:

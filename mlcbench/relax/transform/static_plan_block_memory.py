@@ -54,7 +54,7 @@ def StaticPlanBlockMemory():  # noqa: N802 -- TVM's spelling
                     out[gv] = new
         return out or mod
 
-    return module_pass(transform, opt_level=0, name="relax.StaticPlanBlockMemory")
+    return module_pass(transform, opt_level=0, name="StaticPlanBlockMemory")
 
 
 def is_op_call(value, name: str) -> bool:

@@ -44,7 +44,7 @@ def ToNonDataflow():  # noqa: N802 -- TVM's spelling
             out[gv] = func
         return out
 
-    return module_pass(transform, opt_level=0, name="relax.ToNonDataflow")
+    return module_pass(transform, opt_level=0, name="ToNonDataflow")
 
 
 def to_non_dataflow(func: Function) -> Function:
