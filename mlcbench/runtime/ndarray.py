@@ -18,6 +18,8 @@ Zero-copy exchange goes through DLPack: ``np.from_dlpack(a)`` and :func:`from_dl
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ir.dtype import dtype as as_dtype
@@ -35,10 +37,22 @@ def _aligned_empty(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
     numpy only promises 16 bytes, so we over-allocate a byte buffer and take an aligned
     view of it; the view keeps the buffer alive.
     """
-    nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+    nbytes = math.prod(shape) * np_dtype.itemsize     # math.prod: np.prod costs microseconds
     raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
     offset = (-raw.ctypes.data) % ALIGNMENT
     return raw[offset:offset + nbytes].view(np_dtype).reshape(shape)
+
+
+_DATATYPES: dict = {}
+
+
+def _datatype_of(np_dtype: np.dtype):
+    """``as_dtype(np_dtype)``, memoized: numpy's ``dtype.name`` is computed in Python and
+    costs microseconds, which every NDArray made by the VM would pay."""
+    found = _DATATYPES.get(np_dtype)
+    if found is None:
+        found = _DATATYPES[np_dtype] = as_dtype(np_dtype)
+    return found
 
 
 def _require_cpu(dev: Device, what: str) -> Device:
@@ -68,7 +82,7 @@ class NDArray:
         if not data.flags.c_contiguous:
             raise ArgumentValueError("NDArray storage must be C-contiguous")
         try:
-            self.dtype = as_dtype(data.dtype)
+            self.dtype = _datatype_of(data.dtype)
         except (ValueError, TypeError):
             raise ArgumentValueError(f"NDArray: numpy dtype {data.dtype} has no mlcbench "
                                      "equivalent (supported: bool, int8-64, uint8-64, "
