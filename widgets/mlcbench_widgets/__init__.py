@@ -1,6 +1,22 @@
 """The workbench UI of mlcbench: Jupyter widgets over mlcbench's public API.
 
-The widgets (PassViewer, ScheduleExplorer, TuningDashboard, GraphView) arrive with the
-features they show; this package imports only ``mlcbench``'s public API.
+* :class:`ScheduleExplorer` -- apply schedule primitives click by click; loop tree,
+  TVMScript, diff, trace, history tree (undo / redo / fork / compare / export), "Run"
+  with a numpy check and a roofline.
+* :class:`PassViewer` -- step through a pass pipeline; IR before and after each pass.
+
+The logic lives in plain classes (``LoopTree``, ``History``, ``ScheduleState``,
+``KernelRunner``, the roofline functions) that work without a browser; ipywidgets is
+imported only when a widget is first shown. See README.md in this folder.
 """
-__all__: list[str] = []
+from .history import History, HistoryError, Step
+from .loop_tree import LoopTree
+from .measure import Measurement
+from .pass_viewer import PassViewer
+from .roofline import (KernelCounts, MachinePeaks, count_flops_and_bytes,
+                       measure_machine_peaks, plot_roofline)
+from .schedule_explorer import ScheduleExplorer, StepComparison
+
+__all__ = ["History", "HistoryError", "KernelCounts", "LoopTree", "MachinePeaks",
+           "Measurement", "PassViewer", "ScheduleExplorer", "Step", "StepComparison",
+           "count_flops_and_bytes", "measure_machine_peaks", "plot_roofline"]

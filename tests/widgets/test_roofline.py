@@ -1,0 +1,113 @@
+"""Roofline: static FLOP and byte counts, machine peaks with their cache, the plot."""
+import json
+
+import numpy as np
+import pytest
+
+from mlcbench.ir import MLCBenchError
+from mlcbench.script import tir as T
+from mlcbench_widgets import (MachinePeaks, ScheduleExplorer, count_flops_and_bytes,
+                              measure_machine_peaks, plot_roofline)
+from mlcbench_widgets import roofline
+
+
+@T.prim_func
+def exp_add(A: T.Buffer((64, 32), "float32"), B: T.Buffer((64, 32), "float16")):
+    # per element: one exp, one add, one multiply -> 3 FLOPs; the cast costs nothing
+    for i, j in T.grid(64, 32):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = T.Cast("float16", T.exp(A[vi, vj]) + A[vi, vj] * T.float32(2))
+
+
+@T.prim_func
+def symbolic(a: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    for i in range(n):
+        with T.block("A"):
+            vi = T.axis.remap("S", [i])
+            A[vi] = A[vi] + T.float32(1)
+
+
+def test_counts_of_the_course_kernels(matmul, mm_relu):
+    counts = count_flops_and_bytes(matmul["main"])
+    assert (counts.flops, counts.bytes) == (2 * 128**3, 3 * 128 * 128 * 4)
+    assert counts.intensity == pytest.approx(2 * 128**3 / (3 * 128 * 128 * 4))
+    # the relu adds one max per element; the intermediate Y is not compulsory traffic
+    relu = count_flops_and_bytes(mm_relu["mm_relu"])
+    assert (relu.flops, relu.bytes) == (2 * 128**3 + 128**2, 3 * 128 * 128 * 4)
+
+
+def test_counts_skip_integer_and_cast_work_and_weigh_dtypes():
+    counts = count_flops_and_bytes(exp_add)
+    assert counts.flops == 3 * 64 * 32
+    assert counts.bytes == 64 * 32 * (4 + 2)
+
+
+def test_counts_need_constant_extents():
+    with pytest.raises(MLCBenchError, match="symbolic"):
+        count_flops_and_bytes(symbolic)
+
+
+def test_peaks_roof_and_ridge():
+    peaks = MachinePeaks(gflops=100.0, gbytes_per_s=20.0)
+    assert peaks.ridge == 5.0
+    np.testing.assert_allclose(peaks.roof([1.0, 5.0, 50.0]), [20.0, 100.0, 100.0])
+
+
+def test_plot_has_the_roof_and_one_point_per_step(matmul, peaks):
+    counts = count_flops_and_bytes(matmul["main"])
+    fig = plot_roofline(counts, [("step 0", 2.0), ("step 3", 11.0)], peaks)
+    ax = fig.axes[0]
+    (roof,) = ax.get_lines()[:1]
+    xs, ys = roof.get_data()
+    np.testing.assert_allclose(ys, np.minimum(100.0, xs * 20.0))
+    assert xs.min() < peaks.ridge < xs.max() and xs.min() < counts.intensity < xs.max()
+    (points,) = ax.collections
+    np.testing.assert_allclose(points.get_offsets(), [[counts.intensity, 2.0],
+                                                      [counts.intensity, 11.0]])
+    assert [t.get_text() for t in ax.texts] == ["step 0", "step 3"]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+
+
+def test_explorer_plots_the_steps_it_ran(matmul, peaks):
+    explorer = ScheduleExplorer(matmul, peaks=peaks)
+    explorer.run()
+    explorer.apply("split", loop="j", factors=[None, 8])
+    explorer.apply("reorder", loops=["j_0", "k", "j_1"])
+    explorer.apply("vectorize", loop="j_1")
+    explorer.run()
+    points = explorer.roofline_points()
+    assert [label for label, _ in points] == ["step 0", "step 3"]
+    assert points[1][1] == pytest.approx(explorer.current.measurement.gflops)
+    offsets = explorer.roofline().axes[0].collections[0].get_offsets()
+    np.testing.assert_allclose(offsets[:, 1], [g for _, g in points])
+
+
+def test_peaks_are_measured_once_and_cached(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(roofline, "_PEAKS", {})
+    monkeypatch.setattr(roofline, "_peak_gflops", lambda: calls.append("f") or 123.0)
+    monkeypatch.setattr(roofline, "_peak_gbytes_per_s", lambda: calls.append("b") or 45.0)
+    path = tmp_path / "peaks.json"
+    first = measure_machine_peaks(path)
+    assert (first.gflops, first.gbytes_per_s) == (123.0, 45.0) and calls == ["f", "b"]
+    assert measure_machine_peaks(path) is first and calls == ["f", "b"]   # memory
+    monkeypatch.setattr(roofline, "_PEAKS", {})
+    assert measure_machine_peaks(path) == first and calls == ["f", "b"]   # the file
+    assert json.loads(path.read_text())[roofline.machine_key()]["gflops"] == 123.0
+    # a refresh measures again; a busier machine (lower figures) does not lower the peaks
+    monkeypatch.setattr(roofline, "_peak_gflops", lambda: calls.append("f") or 50.0)
+    monkeypatch.setattr(roofline, "_peak_gbytes_per_s", lambda: calls.append("b") or 60.0)
+    again = measure_machine_peaks(path, refresh=True)
+    assert calls == ["f", "b", "f", "b"]
+    assert (again.gflops, again.gbytes_per_s) == (123.0, 60.0)
+
+
+def test_measured_peaks_are_plausible(tmp_path, monkeypatch):
+    monkeypatch.setattr(roofline, "_PEAKS", {})
+    peaks = measure_machine_peaks(tmp_path / "peaks.json")
+    # any CPU this runs on does between 0.5 and 100000 GFLOPS, 0.5 and 10000 GB/s
+    assert 0.5 < peaks.gflops < 1e5 and 0.5 < peaks.gbytes_per_s < 1e4
+    assert peaks.machine == roofline.machine_key()

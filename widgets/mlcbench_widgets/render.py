@@ -1,0 +1,72 @@
+"""HTML for the widgets: highlighted TVMScript, highlighted diffs, side-by-side panes.
+
+Plain functions of strings, so tests read what a learner would see. pygments (a core
+dependency) is imported on first use.
+"""
+from __future__ import annotations
+
+import difflib
+import html
+
+__all__ = ["error_html", "highlight_diff", "highlight_python", "side_by_side", "unified_diff"]
+
+_BOX = ("max-height: {height}; overflow: auto; font-size: 12px; border: 1px solid #ddd; "
+        "padding: 2px 6px; background: #fafafa")
+
+
+def unified_diff(before: str, after: str, before_name: str = "before",
+                 after_name: str = "after", context: int = 3) -> str:
+    """``difflib`` unified diff of two texts; ``""`` when they are equal.
+
+    >>> print(unified_diff("x = 1\\ny = 2", "x = 1\\ny = 3"))
+    --- before
+    +++ after
+    @@ -1,2 +1,2 @@
+     x = 1
+    -y = 2
+    +y = 3
+    """
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), before_name,
+                                 after_name, n=context, lineterm="")
+    return "\n".join(lines)
+
+
+def _pygments(text: str, lexer_name: str) -> str:
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import DiffLexer, PythonLexer
+    lexer = DiffLexer() if lexer_name == "diff" else PythonLexer()
+    return highlight(text, lexer, HtmlFormatter(noclasses=True, nobackground=True))
+
+
+def _box(inner: str, height: str) -> str:
+    return f'<div style="{_BOX.format(height=height)}">{inner}</div>'
+
+
+def highlight_python(text: str, height: str = "420px") -> str:
+    """Highlighted TVMScript (or trace code) in a scrolling box."""
+    return _box(_pygments(text, "python"), height)
+
+
+def highlight_diff(diff: str, height: str = "420px") -> str:
+    """A highlighted unified diff; says so plainly when nothing changed."""
+    if not diff:
+        return _box("<i>no change</i>", height)
+    return _box(_pygments(diff, "diff"), height)
+
+
+def side_by_side(left: str, right: str, left_title: str = "before",
+                 right_title: str = "after", height: str = "420px") -> str:
+    """Two highlighted scripts next to each other."""
+    def column(title, text):
+        return (f'<div style="flex: 1; min-width: 0"><b>{html.escape(title)}</b>'
+                f"{highlight_python(text, height)}</div>")
+    return (f'<div style="display: flex; gap: 8px">{column(left_title, left)}'
+            f"{column(right_title, right)}</div>")
+
+
+def error_html(message: str) -> str:
+    """A refused primitive or a failed run, shown where the learner clicked."""
+    return (f'<pre style="color: #a00; background: #fff4f4; border: 1px solid #e99; '
+            f'padding: 4px; white-space: pre-wrap; max-height: 300px; overflow: auto">'
+            f"{html.escape(message)}</pre>")
