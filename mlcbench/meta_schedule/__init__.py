@@ -19,9 +19,10 @@ from .runner import (EvaluatorConfig, LocalRunner, Runner, RunnerFuture, RunnerI
 # -- cost models and features ---------------------------------------------------------------
 
 # -- search and tuning entry points -----------------------------------------------------
-from . import (search_strategy, task_scheduler, tir_integration, tune, tune_context,
-               tuning_round, utils)
-from .search_strategy import MeasureCandidate, ReplayFunc, ReplayTrace, SearchStrategy
+from . import (evolutionary_search, search_strategy, task_scheduler, tir_integration, tune,
+               tune_context, tuning_round, utils)
+from .search_strategy import (EvolutionarySearch, MeasureCandidate, ReplayFunc, ReplayTrace,
+                              SearchStrategy)
 from .task_scheduler import GradientBased, RoundRobin, TaskScheduler
 from .tir_integration import compile_tir
 from .tune import tune_tasks, tune_tir

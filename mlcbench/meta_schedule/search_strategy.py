@@ -28,7 +28,8 @@ from ..ir.structural import structural_hash
 from ..tir.schedule import Schedule, Trace
 from .arg_info import ArgInfo
 
-__all__ = ["MeasureCandidate", "SearchStrategy", "ReplayFunc", "ReplayTrace"]
+__all__ = ["MeasureCandidate", "SearchStrategy", "ReplayFunc", "ReplayTrace",
+           "EvolutionarySearch"]
 
 
 @dataclass
@@ -101,7 +102,8 @@ class SearchStrategy:
     def create(kind: str = "evolutionary", *args, **kwargs) -> "SearchStrategy":
         """``"replay-func"``, ``"replay-trace"`` or ``"evolutionary"`` (TVM's names)."""
         kinds = {"replay-func": ReplayFunc, "replay-trace": ReplayTrace,
-                 "replay_func": ReplayFunc, "replay_trace": ReplayTrace}
+                 "replay_func": ReplayFunc, "replay_trace": ReplayTrace,
+                 "evolutionary": EvolutionarySearch}
         if kind not in kinds:
             raise TuningError(f"SearchStrategy.create: unknown kind {kind!r}, expected one of "
                               "'replay-func', 'replay-trace', 'evolutionary'")
@@ -246,3 +248,5 @@ class ReplayTrace(SearchStrategy):
         sch = replay_with_new_decisions(self._context.mod, trace, self._fork_seed())
         return None if sch is None else self._postprocess(sch)
 
+
+from .evolutionary_search import EvolutionarySearch  # noqa: E402  (it builds on the above)
