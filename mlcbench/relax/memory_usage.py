@@ -8,8 +8,8 @@ StaticPlanBlockMemory), so the figures are those of the program the VM runs::
     >>> print(relax.analysis.estimate_memory_usage(MyModule))     # doctest: +SKIP
     Memory usage estimation:
     - Function main:
-     * Without memory planning, there are 3 constant-size memory allocation(s) with total size 1.064e-06 GB.
-     * With memory planning, there are 3 constant-size memory allocation(s) with total size 1.064e-06 GB.
+     * Without memory planning, there are 3 constant-size memory allocation(s) with total size 9.909e-07 GB.
+     * With memory planning, there are 3 constant-size memory allocation(s) with total size 9.909e-07 GB.
      * Memory planning reduces constant memory size to 100.0%.
 
 Per function, ``intermediate_bytes`` is the sum of the intermediate tensors the plan

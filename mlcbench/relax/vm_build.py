@@ -63,9 +63,10 @@ def build(mod, target=None, pipeline=None, schedule_lookup: ScheduleLookup | Non
         A pipeline name for :func:`~mlcbench.relax.get_pipeline`, a Pass, a list of
         Passes, or None for ``"default"``.
     schedule_lookup
-        ``lookup(func, name, target) -> PrimFunc | None``: a scheduled version of a
-        kernel (e.g. from a tuning database), or None to use the default rules. Also
-        read from ``PassContext(config={"relax.build.schedule_lookup": lookup})``.
+        ``lookup(func, name, target) -> PrimFunc | tir.Schedule | None``: a scheduled
+        version of a kernel (e.g. the best record of a tuning database), or None to use
+        the default rules. Also read from
+        ``PassContext(config={"relax.build.schedule_lookup": lookup})``.
 
     >>> ex = relax.build(MyModule, target="llvm")             # doctest: +SKIP
     >>> relax.VirtualMachine(ex, tvm.cpu())["main"](x).numpy()  # doctest: +SKIP
@@ -168,17 +169,32 @@ def schedule_kernels(kernels: dict, target, lookup: ScheduleLookup | None) -> di
     from ..dlight import ApplyDefaultSchedule, cpu
     out, default = {}, {}
     for name, func in kernels.items():
-        found = None if looks_scheduled(func) or lookup is None else lookup(func, name, target)
         if looks_scheduled(func):
             out[name] = func
-        elif found is not None:
-            out[name] = found.with_attr("global_symbol", name)
+            continue
+        found = lookup(func, name, target) if lookup is not None else None
+        if found is not None:
+            out[name] = _as_prim_func(found, name).with_attr("global_symbol", name)
         else:
             default[name] = func
     if default:
         scheduled = ApplyDefaultSchedule(*cpu.default_rules())(IRModule(default))
         out.update({gv.name_hint: func for gv, func in scheduled.items()})
     return {name: out[name] for name in kernels}
+
+
+def _as_prim_func(found, name: str) -> PrimFunc:
+    """What a schedule lookup returned -- a PrimFunc, a tir.Schedule or an IRModule of one
+    PrimFunc (what tuning APIs hand back) -- as a PrimFunc."""
+    mod = getattr(found, "mod", found)
+    if isinstance(mod, IRModule):
+        funcs = [f for f in mod.functions.values() if isinstance(f, PrimFunc)]
+        found = funcs[0] if len(funcs) == 1 else found
+    if not isinstance(found, PrimFunc):
+        raise CodegenError(f"relax.build: schedule_lookup for kernel {name!r} returned "
+                           f"{type(found).__name__}; expected a PrimFunc, a tir.Schedule or "
+                           "None (use the default schedule)")
+    return found
 
 
 def _compile_kernels(kernels: dict, target) -> Module:

@@ -135,6 +135,22 @@ def test_schedule_lookup_supplies_kernels_it_covers(course_mlp, mlp_weights):
     np.testing.assert_allclose(out.numpy(), (x @ w0.T + b0) @ w1.T + b1, rtol=1e-4, atol=1e-4)
 
 
+def test_schedule_lookup_may_return_a_schedule(course_mlp, mlp_weights):
+    def lookup(func, name, target):
+        if name != "relu0":
+            return None
+        sch = tvm.tir.Schedule(func)
+        _, j = sch.get_loops(sch.get_block("Y"))
+        sch.vectorize(j)
+        return sch
+
+    args, expected = mlp_weights
+    ex = relax.build(course_mlp, "llvm", pipeline=LOWER, schedule_lookup=lookup)
+    np.testing.assert_allclose(vm_of(ex)["main"](*args).numpy(), expected, rtol=1e-4, atol=1e-4)
+    with pytest.raises(CodegenError, match="schedule_lookup for kernel 'linear0' returned str"):
+        relax.build(course_mlp, "llvm", pipeline=LOWER, schedule_lookup=lambda f, n, t: "x")
+
+
 def test_schedule_lookup_from_the_pass_context_and_scheduled_kernels_are_kept(course_mlp):
     asked = []
 
