@@ -230,7 +230,8 @@ def _regs(regs) -> str:
 _INSTRUCTION_TEXT = {
     "kernel": lambda r: f"kernel {r[1]}({_regs(reg for _, reg in r[2])})"
                         + ("" if r[3] else "  # arguments checked at run time"),
-    "packed": lambda r: f"r{r[1]} := packed {r[2]!r}({_regs(r[3])})",
+    "packed": lambda r: f"r{r[1]} := packed {r[2]!r}({_regs(r[3])})"
+                        + ("" if r[4] == ["object"] else f"  # result: {json.dumps(r[4])}"),
     "call": lambda r: f"r{r[1]} := call {r[2]}({_regs(r[3])})",
     "alloc": lambda r: f"r{r[1]} := alloc_tensor({json.dumps(r[2])}, {r[3]})",
     "tuple": lambda r: f"r{r[1]} := tuple({_regs(r[2])})",

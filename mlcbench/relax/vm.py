@@ -284,11 +284,11 @@ class _Linker:
         return run
 
     def link_packed(self, record):
-        _, dst, name, args, _ = record
+        _, dst, name, args, spec, _ = record
+        check = make_checker(self.function_name, f"the result of {name!r}", spec)
 
         def run(regs):
-            result = get_global_func(name)(*[regs[r] for r in args])
-            regs[dst] = nd.array(result) if isinstance(result, np.ndarray) else result
+            regs[dst] = check(get_global_func(name)(*[regs[r] for r in args]), regs)
         return run
 
     def link_call(self, record):

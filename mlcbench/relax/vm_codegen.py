@@ -12,7 +12,8 @@ The program is plain data (lists, ints, strings), so it travels as JSON inside a
 exported library; :mod:`mlcbench.relax.vm` turns it into closures. Instructions::
 
     ["kernel", kernel, [[kind, reg], ...], fast, text]   kind: t tensor, s shape, p scalar
-    ["packed", dst, name, [reg, ...], text]              a registered global function
+    ["packed", dst, name, [reg, ...], check, text]       a registered global function;
+                                                         its result is checked (below)
     ["call", dst, function, [reg, ...], text]            another Relax function
     ["alloc", dst, [dim, ...], dtype, text]              a fresh tensor (outputs)
     ["tuple", dst, [reg, ...], text]      ["getitem", dst, src, index, text]
@@ -114,6 +115,15 @@ class _FunctionCompiler:
         if isinstance(sinfo, PrimStructInfo):
             return ["prim", str(sinfo.dtype)]
         return ["object"]
+
+    def result_check(self, call: Call):
+        """What a packed function's result must be: Python code may return anything, and
+        kernels later read it trusting its struct info."""
+        spec = self.check_spec(call.struct_info)
+        if _binds(spec):
+            self.fail(_expr_text(call), "the result of a packed function may not introduce "
+                                        "new symbolic dimensions; bind them with match_cast")
+        return spec
 
     def check_dim(self, dim):
         if isinstance(dim, E.Var) and dim not in self.regs:
@@ -244,7 +254,8 @@ class _FunctionCompiler:
             return self.emit(["call", None, self.ctx.function_names[op], args, text])
         if isinstance(op, ExternFunc):
             args = [self.expr(a, text) for a in call.args]
-            return self.emit(["packed", None, op.global_symbol, args, text])
+            return self.emit(["packed", None, op.global_symbol, args,
+                              self.result_check(call), text])
         if isinstance(op, Op):
             return self.op_call(call, text)
         if isinstance(op, GlobalVar):
@@ -256,7 +267,8 @@ class _FunctionCompiler:
         name = call.op.name
         if name == "relax.call_pure_packed":
             args = [self.expr(a, text) for a in call.args[1:]]
-            return self.emit(["packed", None, call.args[0].global_symbol, args, text])
+            return self.emit(["packed", None, call.args[0].global_symbol, args,
+                              self.result_check(call), text])
         if name == "relax.builtin.alloc_tensor":
             dims = [self.dim(d) for d in call.args[0].values]
             return self.emit(["alloc", None, dims, str(call.attrs.dtype), text])
@@ -313,6 +325,13 @@ class _FunctionCompiler:
                                 f"{param.dtype}{shape_text_ints(param.shape)}, the argument "
                                 f"is {sinfo.dtype}{shape_text_ints(shape)}")
         return True
+
+
+def _binds(spec) -> bool:
+    """Whether a check spec binds a symbolic dimension somewhere."""
+    if isinstance(spec, list):
+        return (len(spec) == 2 and spec[0] == "bind") or any(_binds(x) for x in spec)
+    return False
 
 
 def kernel_label(spec) -> str:

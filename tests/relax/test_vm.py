@@ -302,3 +302,23 @@ def test_high_level_op_left_unlowered_is_a_build_error():
     with pytest.raises(CodegenError, match=r"y = relax.add\(x, x\): operator relax.add has no "
                                            r"VM implementation.*LegalizeOps"):
         relax.build(Unlowered, "llvm", pipeline=LOWER)
+
+
+@I.ir_module
+class PackedResult:
+    @R.function
+    def main(x: R.Tensor((4,), "float32")):
+        y = R.call_pure_packed("test.values", x, sinfo_args=R.Tensor((4,), "float32"))
+        return y
+
+
+def test_packed_function_results_are_checked_against_their_struct_info():
+    # Kernels trust struct info, so a Python function's result is checked where it enters.
+    tvm.register_func("test.values", lambda x: x.numpy()[:3], override=True)
+    with pytest.raises(VMError, match=r"While executing y = call_pure_packed\("
+                                      r"\"test.values\", \(x,\)\) in main: ArgumentValueError: "
+                                      r"main: the result of 'test.values': expected shape \(4,\), "
+                                      r"found \(3,\)"):
+        run(PackedResult, np.zeros(4, "float32"))
+    tvm.register_func("test.values", lambda x: x.numpy() + 1, override=True)
+    np.testing.assert_allclose(run(PackedResult, np.zeros(4, "float32")).numpy(), np.ones(4))
