@@ -318,8 +318,13 @@ def test_run_button_measures_and_draws_the_roofline(matmul, peaks):
     ui = explorer.widget
     ui.run_button.click()
     assert "matches the unscheduled function" in ui.status.value
-    assert bytes(ui.roofline_view.value).startswith(b"\x89PNG")
     assert explorer.current.measurement.correct
+    assert bytes(ui.roofline_view.value) == b""        # drawn when its tab is opened
+    ui.tabs.selected_index = ui.TABS.index("roofline")
+    first = bytes(ui.roofline_view.value)
+    assert first.startswith(b"\x89PNG")
+    ui.run_button.click()                              # the open tab redraws at once
+    assert bytes(ui.roofline_view.value) != first
 
 
 def test_the_widget_follows_the_python_api(matmul):

@@ -27,6 +27,8 @@ _NBSP = "\u00a0"
 class ScheduleExplorerUI:
     """Widgets of one explorer; ``container`` is what Jupyter displays."""
 
+    TABS = ("TVMScript", "diff", "trace", "roofline", "history", "buffers")
+
     def __init__(self, explorer):
         self.explorer = explorer
         self._order: list[int] = []        # selected tree rows, in click order
@@ -94,9 +96,10 @@ class ScheduleExplorerUI:
                                     W.VBox([self.roofline_note, self.roofline_view]),
                                     history, self.buffers_view],
                           layout=W.Layout(width="60%"))
-        for k, title in enumerate(("TVMScript", "diff", "trace", "roofline", "history",
-                                   "buffers")):
+        for k, title in enumerate(self.TABS):
             self.tabs.set_title(k, title)
+        self._roofline_stale = False
+        self.tabs.observe(lambda _: self._draw_roofline_if_shown(), names="selected_index")
 
     # -- actions ------------------------------------------------------------------------
     def _guard(self, action) -> bool:
@@ -174,7 +177,8 @@ class ScheduleExplorerUI:
             self.trace_view.value = highlight_python(str(explorer.trace), height="300px")
             self.buffers_view.value = _buffers_html(explorer.tree)
         if event == "run":
-            self._refresh_roofline()
+            self._roofline_stale = True
+            self._draw_roofline_if_shown()
         self._refresh_history()
         self._refresh_status()
 
@@ -210,9 +214,15 @@ class ScheduleExplorerUI:
         self.status.value = (f"<b>step {step.index}</b> {html.escape(step.label)}<br>"
                              f"{html.escape(run)}")
 
-    def _refresh_roofline(self) -> None:
+    def _draw_roofline_if_shown(self) -> None:
+        """Drawing takes a few hundred ms: only when the roofline tab is open, so "Run"
+        itself stays quick."""
+        if not self._roofline_stale or self.tabs.selected_index != self.TABS.index("roofline"):
+            return
         from .roofline import figure_png
-        self.roofline_view.value = figure_png(self.explorer.roofline())
+        self._roofline_stale = False
+        self._guard(lambda: setattr(self.roofline_view, "value",
+                                    figure_png(self.explorer.roofline())))
         self.roofline_note.value = ""
 
 
