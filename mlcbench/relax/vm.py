@@ -345,7 +345,7 @@ class _Linker:
 
     def link_match_cast(self, record):
         _, dst, src, spec, text = record
-        check = make_checker(self.function_name, f"match_cast of {text}", spec)
+        check = make_checker(self.function_name, f"the value of {text}", spec)
 
         def run(regs):
             regs[dst] = check(regs[src], regs)

@@ -167,9 +167,17 @@ class _FunctionCompiler:
                               text])
             self.regs[binding.var] = dst
             return
-        self.regs[binding.var] = self.expr(binding.value, text)
-        if isinstance(binding.value, Call) and isinstance(binding.value.op, Op) \
-                and binding.value.op.name in _ALLOC_OPS:
+        reg = self.expr(binding.value, text)
+        value = binding.value
+        if isinstance(value, If) or (isinstance(value, Call)
+                                     and value.op in self.ctx.function_names):
+            # The variable's struct info may be an annotation the value does not honour;
+            # kernels will trust it, so check it (binding any new symbolic dims).
+            spec = self.check_spec(binding.var.struct_info)
+            if spec != ["object"]:
+                reg = self.emit(["match_cast", None, reg, spec, text])
+        self.regs[binding.var] = reg
+        if isinstance(value, Call) and isinstance(value.op, Op) and value.op.name in _ALLOC_OPS:
             self.alloc_vars.add(binding.var)
 
     def binding_text(self, binding) -> str:

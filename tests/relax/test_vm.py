@@ -322,3 +322,22 @@ def test_packed_function_results_are_checked_against_their_struct_info():
         run(PackedResult, np.zeros(4, "float32"))
     tvm.register_func("test.values", lambda x: x.numpy() + 1, override=True)
     np.testing.assert_allclose(run(PackedResult, np.zeros(4, "float32")).numpy(), np.ones(4))
+
+
+@I.ir_module
+class WrongAnnotation:
+    @R.function
+    def inner(x: R.Tensor((4,), "float32")):
+        return x
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")):
+        y: R.Tensor((8,), "float32") = cls.inner(x)
+        return y
+
+
+def test_results_of_relax_calls_are_checked_against_the_annotation():
+    with pytest.raises(VMError, match=r"While executing y = inner\(x\) in main: .*main: "
+                                      r"the value of y = inner\(x\): expected shape \(8,\), "
+                                      r"found \(4,\)"):
+        run(WrongAnnotation, np.zeros(4, "float32"))
