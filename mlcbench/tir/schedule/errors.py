@@ -51,10 +51,27 @@ def marked_script(func: PrimFunc, loops=(), blocks=()) -> str:
     return "\n".join(lines)
 
 
+class _MarkedScheduleError(ScheduleError):
+    """A ScheduleError whose marked function is printed when the message is first read:
+    sampling (``sample_compute_location``) tries many illegal moves and drops the errors."""
+
+    def __init__(self, head: str, func: PrimFunc, loops, blocks):
+        super().__init__(head)
+        self._head, self._where, self._text = head, (func, tuple(loops), tuple(blocks)), None
+
+    def __str__(self):
+        if self._text is None:
+            try:
+                script = marked_script(*self._where)
+            except Exception:   # the message must never be lost because printing failed
+                script = "(the function could not be printed)"
+            self._text = f"{self._head}\n\nin the function:\n{script}"
+        return self._text
+
+    def __reduce__(self):        # pickles (to a worker's parent) as its full message
+        return ScheduleError, (str(self),)
+
+
 def fail(primitive: str, rule: str, func: PrimFunc, loops=(), blocks=()):
     """Raise ScheduleError: ``"<primitive>: <rule>"`` followed by the marked function."""
-    try:
-        script = marked_script(func, loops, blocks)
-    except Exception:   # the message must never be lost because printing failed
-        script = "(the function could not be printed)"
-    raise ScheduleError(f"{primitive}: {rule}\n\nin the function:\n{script}")
+    raise _MarkedScheduleError(f"{primitive}: {rule}", func, loops, blocks)

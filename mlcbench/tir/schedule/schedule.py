@@ -104,6 +104,11 @@ class Schedule(LookupMixin, LoopMixin, AnnotateMixin, LocationSamplingMixin,
     def remove_rv(self, rv) -> None:
         self._rvs.pop(rv, None)
 
+    def enter_postproc(self) -> None:
+        """Mark where postprocessing starts: ``trace.apply_to_schedule(sch,
+        remove_postproc=True)`` replays only the instructions before this mark."""
+        self._commit(None, None, "enter_postproc")
+
     # -- resolution ---------------------------------------------------------------------
     def _default_func(self) -> str:
         names = [gv.name_hint for gv in self._mod.get_global_vars()]
