@@ -15,6 +15,11 @@ from .runner import (EvaluatorConfig, LocalRunner, Runner, RunnerFuture, RunnerI
                      RunnerResult)
 
 # -- design spaces ----------------------------------------------------------------------------
+from . import mutator, postproc, schedule_rule, space_generator
+from .mutator import Mutator
+from .postproc import Postproc
+from .schedule_rule import ScheduleRule
+from .space_generator import PostOrderApply, ScheduleFn, SpaceGenerator, SpaceGeneratorUnion
 
 # -- cost models and features ---------------------------------------------------------------
 

@@ -1,0 +1,15 @@
+"""Schedule rules: what a design space tries on each block (``ms.schedule_rule``).
+
+``ScheduleRule.create("llvm")`` gives the CPU defaults in the order they apply:
+``AutoInline``, ``AddRFactor``, ``MultiLevelTiling`` (``"SSRSRS"``),
+``ParallelizeVectorizeUnroll``, ``RandomComputeLocation``.
+"""
+from .add_rfactor import AddRFactor
+from .auto_inline import AutoInline
+from .multi_level_tiling import MultiLevelTiling, ReuseType
+from .parallel_vectorize_unroll import ParallelizeVectorizeUnroll
+from .random_compute_location import RandomComputeLocation
+from .schedule_rule import ScheduleRule
+
+__all__ = ["AddRFactor", "AutoInline", "MultiLevelTiling", "ParallelizeVectorizeUnroll",
+           "RandomComputeLocation", "ReuseType", "ScheduleRule"]

@@ -1,0 +1,144 @@
+"""MultiLevelTiling: tile a reduction block into a loop nest that reuses data.
+
+With the CPU structure ``"SSRSRS"`` every spatial loop is split into four tiles and
+every reduction loop into two (sizes drawn by ``sample_perfect_tile``), then reordered
+level by level. For a matmul ``C[i, j] += A[i, k] * B[k, j]``::
+
+    for i_0, j_0, i_1, j_1, k_0, i_2, j_2, k_1, i_3, j_3 in T.grid(...):
+        C[...] += A[...] * B[...]
+
+The two innermost spatial tiles (``i_3, j_3``) form the register tile; ``k_0`` walks the
+reduction outside the second tile level. With ``reuse_write`` the block writes a cache
+(``cache_write``) copied back under the last loop of tile level ``1`` or ``2`` (one
+design space per level, plus one without the cache when ``req="may"``): with level 2
+the accumulator of a tile stays local while ``k`` runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...ir.errors import ScheduleError
+from ..block_analysis import (OTHER, REDUCE, SPATIAL, has_block, locate_block,
+                              loop_iter_types, needs_multi_level_tiling)
+from .schedule_rule import ScheduleRule
+
+TILING_STRUCTURE_ANNOTATION = "meta_schedule.tiling_structure"
+
+
+@dataclass(frozen=True)
+class ReuseType:
+    """How a tile reuses a buffer: ``req`` is ``"no"``, ``"may"`` (try with and without)
+    or ``"must"``; ``levels`` are the tile levels (1-based) the cache is placed under;
+    ``scope`` is the cache's storage scope."""
+    req: str = "no"
+    levels: list = field(default_factory=list)
+    scope: str = "global"
+
+    def __post_init__(self):
+        if self.req not in ("no", "may", "must"):
+            raise ValueError(f"ReuseType: req must be 'no', 'may' or 'must', found {self.req!r}")
+        object.__setattr__(self, "levels", tuple(int(x) for x in self.levels))
+
+
+CPU_WRITE_REUSE = ReuseType(req="may", levels=[1, 2], scope="global")
+
+
+class MultiLevelTiling(ScheduleRule):
+    """Tile blocks that reuse data (matmul, conv2d) with the given structure.
+
+    Examples
+    --------
+    >>> rule = MultiLevelTiling(structure="SSRSRS")
+    >>> spaces = rule.apply(sch, sch.get_block("C"))        # doctest: +SKIP
+    >>> len(spaces)          # no cache, cache at level 1, cache at level 2
+    3
+    """
+
+    def __init__(self, structure: str = "SSRSRS", tile_binds=None,
+                 max_innermost_factor: int | None = 64, vector_load_lens=None,
+                 reuse_read: ReuseType | None = None,
+                 reuse_write: ReuseType | None = CPU_WRITE_REUSE, filter_fn=None):
+        if not structure or set(structure) - {"S", "R"} or "S" not in structure:
+            raise ValueError(f"MultiLevelTiling: structure must be made of 'S' and 'R' with "
+                             f"at least one 'S', found {structure!r}")
+        if tile_binds:
+            raise ValueError("MultiLevelTiling: tile_binds (GPU thread binding) is not "
+                             "supported; this compiler targets CPUs")
+        self.structure = structure
+        self.tile_binds = tile_binds
+        self.max_innermost_factor = max_innermost_factor
+        self.vector_load_lens = vector_load_lens
+        self.reuse_read = reuse_read
+        self.reuse_write = reuse_write
+        self.filter_fn = filter_fn
+
+    def apply(self, sch, block) -> list:
+        if not has_block(sch, block) or not self._wants(sch, block):
+            return [sch]
+        sch.annotate(block, TILING_STRUCTURE_ANNOTATION, self.structure)
+        tiles = self.tile_loop_nest(sch, block)
+        return self._add_write_reuse(sch, block, tiles)
+
+    def _wants(self, sch, block) -> bool:
+        if self.filter_fn is not None:
+            return bool(self.filter_fn(sch, block))
+        _, hit = locate_block(sch, block)
+        if TILING_STRUCTURE_ANNOTATION in hit.node.block.annotations:
+            return False
+        return needs_multi_level_tiling(sch, block)
+
+    def tile_loop_nest(self, sch, block) -> list:
+        """Split and reorder the block's loops; returns the LoopRVs of each tile level."""
+        levels = {kind: [n for n, c in enumerate(self.structure) if c == kind]
+                  for kind in (SPATIAL, REDUCE)}
+        tiles = [[] for _ in self.structure]
+        kinds = loop_iter_types(sch, block)
+        inner = -1 if self.max_innermost_factor is None else self.max_innermost_factor
+        for loop, kind in zip(sch.get_loops(block), kinds):
+            if kind == OTHER or not levels[kind]:
+                continue
+            positions = levels[kind]
+            if len(positions) == 1:
+                tiles[positions[0]].append(loop)
+                continue
+            factors = sch.sample_perfect_tile(loop, n=len(positions),
+                                              max_innermost_factor=inner)
+            for level, part in zip(positions, sch.split(loop, factors)):
+                tiles[level].append(part)
+        order = [loop for level in tiles for loop in level]
+        if len(order) > 1:
+            sch.reorder(*order)
+        return tiles
+
+    def _add_write_reuse(self, sch, block, tiles) -> list:
+        config = self.reuse_write
+        if config is None or config.req == "no":
+            return [sch]
+        results = []
+        if config.req == "may":
+            results.append(_branch(sch))
+        try:
+            cache = sch.cache_write(block, 0, config.scope)
+        except ScheduleError:
+            return results or [sch]
+        for level in config.levels:
+            if not 1 <= level <= len(tiles) or not tiles[level - 1]:
+                continue
+            branch = _branch(sch)
+            try:
+                branch.reverse_compute_at(cache, tiles[level - 1][-1], preserve_unit_loops=True)
+            except ScheduleError:
+                continue
+            results.append(branch)
+        return results or [sch]
+
+    def __repr__(self) -> str:
+        return (f"MultiLevelTiling(structure={self.structure!r}, max_innermost_factor="
+                f"{self.max_innermost_factor}, reuse_write={self.reuse_write})")
+
+
+def _branch(sch):
+    """A copy of ``sch`` with its own random stream."""
+    other = sch.copy()
+    other.seed(sch.fork_seed())
+    return other
