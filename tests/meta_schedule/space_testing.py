@@ -144,3 +144,27 @@ def enclosing_loop_names(mod, block_name, func_name="main") -> list:
     """Names of the loops above block ``block_name``, outermost first."""
     from mlcbench.tir.schedule.ir_utils import find_block
     return [loop.loop_var.name for loop in find_block(mod[func_name], block_name, "test").loops()]
+
+
+def sampled_trace(mod, seed: int, space_index: int = 0):
+    """The full trace (postprocessing included) of a program sampled from a space."""
+    generator = post_order_apply(seed)
+    spaces = generator.generate_design_space(mod)
+    return sample(mod, spaces[space_index % len(spaces)], seed, generator.postprocs).trace
+
+
+def changed_instructions(old: Trace, new: Trace) -> list:
+    """``(old, new)`` instruction pairs that differ in decision or attributes; the two
+    traces must otherwise have the same instructions."""
+    assert [i.kind for i in old.insts] == [i.kind for i in new.insts]
+    return [(a, b) for a, b in zip(old.insts, new.insts)
+            if a.decision != b.decision or a.attrs != b.attrs]
+
+
+def replay_and_postprocess(mod, trace: Trace) -> Schedule:
+    """What the search does with a mutated trace: replay up to the postprocessing, then
+    run the default postprocessors again."""
+    sch = Schedule(mod)
+    trace.apply_to_schedule(sch, remove_postproc=True)
+    assert ms.postproc.apply_postprocs(sch, post_order_apply(0).postprocs)
+    return sch

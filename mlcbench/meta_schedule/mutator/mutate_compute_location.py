@@ -30,10 +30,12 @@ class MutateComputeLocation(Mutator):
         rng.shuffle(candidates)
         for position in candidates:
             inst = insts[position]
-            choices = self._choices(insts, position)
-            others = [c for c in choices if c != inst.decision]
-            if others:
-                return trace.with_decision(inst, rng.choice(others))
+            others = [c for c in self._choices(insts, position) if c != inst.decision]
+            rng.shuffle(others)
+            for decision in others:
+                new = trace.with_decision(inst, decision)
+                if self._replays(new):
+                    return new
         return None
 
     def _choices(self, insts, position) -> list:

@@ -1,7 +1,9 @@
 """MutateTileSize: move a factor between two tiles of one ``sample_perfect_tile``.
 
 ``[4, 8, 2, 16]`` may become ``[4, 2, 8, 16]`` (a factor 4 moved from the second tile
-to the third): the product, the loop extent, stays the same, so the trace replays.
+to the third): the product, the loop extent, stays the same. When a compute location is
+sampled later in the trace and the mutator knows the module, the new trace is replayed
+to check that the location is still legal.
 """
 from __future__ import annotations
 
@@ -28,10 +30,21 @@ class MutateTileSize(Mutator):
                       and any(f > 1 for f in inst.decision)]
         for _ in range(MAX_TRIES if candidates else 0):
             inst = rng.choice(candidates)
-            new = _moved_factor(list(inst.decision), rng, inst.kwargs()["max_innermost_factor"])
-            if new is not None:
-                return trace.with_decision(inst, new)
+            factors = _moved_factor(list(inst.decision), rng,
+                                    inst.kwargs()["max_innermost_factor"])
+            if factors is None:
+                continue
+            new = trace.with_decision(inst, factors)
+            if self.mod is None or not _locations_after(trace, inst) or self._replays(new):
+                return new
         return None
+
+
+def _locations_after(trace: Trace, inst) -> bool:
+    """Whether a compute location is sampled after ``inst`` (its legal loops, and so
+    the meaning of its decision, may depend on the tile sizes)."""
+    position = trace.insts.index(inst)
+    return any(i.kind == "sample_compute_location" for i in trace.insts[position + 1:])
 
 
 def _moved_factor(factors: list, rng, max_innermost: int):

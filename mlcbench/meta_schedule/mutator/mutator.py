@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+from ...ir.errors import MLCBenchError
 from ...tir.schedule import Schedule, Trace
 from ..schedule_rule.schedule_rule import TargetAware
 
@@ -68,6 +69,15 @@ class Mutator(TargetAware):
         sch = Schedule(self.mod)
         Trace(insts).apply_to_schedule(sch)
         return sch
+
+    def _replays(self, trace: Trace) -> bool:
+        """Whether ``trace`` replays on the module up to its postprocessing: a changed
+        decision may leave a later ``sample_compute_location`` decision illegal."""
+        try:
+            self._replay(without_postproc(trace))
+        except MLCBenchError:
+            return False
+        return True
 
     @staticmethod
     def create(kind: str = "llvm") -> dict:
