@@ -10,7 +10,7 @@ Everything here reads the schedule's current IR and changes nothing. For a matmu
 from __future__ import annotations
 
 from ..ir.errors import ScheduleError
-from ..tir.expr import IntImm, Var
+from ..tir.expr import IntImm
 from ..tir.function import PrimFunc
 from ..tir.functor import substitute, uses_var
 from ..tir.schedule.ir_utils import Located, block_realizes_under, find_all
@@ -179,10 +179,6 @@ def access_strides(realize: BlockRealize, loops: list, region, analyzer) -> list
             inner = None if dim is None or inner is None else inner * dim
         out.append(stride)
     return out
-
-
-def loop_vars(loops) -> list[Var]:
-    return [loop.loop_var for loop in loops]
 
 
 def sibling_consumers(sch, block_rv) -> list[str]:

@@ -4,7 +4,6 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mlcbench import meta_schedule as ms
 from mlcbench.ir import assert_structural_equal
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, Trace
