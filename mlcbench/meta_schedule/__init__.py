@@ -22,6 +22,10 @@ from .schedule_rule import ScheduleRule
 from .space_generator import PostOrderApply, ScheduleFn, SpaceGenerator, SpaceGeneratorUnion
 
 # -- cost models and features ---------------------------------------------------------------
+from . import cost_model, feature_extractor, metrics, xgb_model
+from .cost_model import CostModel, RandomModel
+from .feature_extractor import FeatureExtractor, PerStoreFeature
+from .xgb_model import XGBConfig, XGBModel
 
 # -- search and tuning entry points -----------------------------------------------------
 from . import (evolutionary_search, search_strategy, task_scheduler, tir_integration, tune,
