@@ -52,6 +52,7 @@ class BlockBuilder:
         self._blocks: list[_BlockFrame] = []
         self._bindings: dict = {}
         self._func_hashes: dict[int, list[GlobalVar]] = {}
+        self._context_indexed = mod is None   # functions of ``mod`` are hashed on first need
 
     @staticmethod
     def current() -> "BlockBuilder | None":
@@ -229,6 +230,11 @@ class BlockBuilder:
         return gvar
 
     def _find_equal(self, func) -> GlobalVar | None:
+        if not self._context_indexed:
+            self._context_indexed = True
+            for gvar, existing in list(self._mod.items()):
+                self._func_hashes.setdefault(
+                    structural_hash(_without_symbol(existing)), []).append(gvar)
         key = _without_symbol(func)
         for gvar in self._func_hashes.get(structural_hash(key), []):
             if gvar in self._mod and structural_equal(_without_symbol(self._mod[gvar]), key):

@@ -5,6 +5,8 @@ them, under a ``PassContext(instruments=[...])``, lets instruments see the IR be
 after each (the pass viewer, ``PrintAfterAll`` and timing reports use that hook).
 """
 # -- lowering high-level ops and fusing kernels ------------------------------------------
+from .legalize_ops import LegalizeOps
+from .annotate_tir_op_pattern import AnnotateTIROpPattern
 
 # -- graph clean-up and simplification -----------------------------------------------------
 
