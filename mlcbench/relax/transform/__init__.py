@@ -9,6 +9,7 @@ from .legalize_ops import LegalizeOps
 from .annotate_tir_op_pattern import AnnotateTIROpPattern
 
 # -- graph clean-up and simplification -----------------------------------------------------
+from .normalize import Normalize
 
 # -- lowering towards the virtual machine -------------------------------------------------
 from .to_non_dataflow import ToNonDataflow
