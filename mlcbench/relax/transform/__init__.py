@@ -10,6 +10,7 @@ from .annotate_tir_op_pattern import AnnotateTIROpPattern
 
 # -- graph clean-up and simplification -----------------------------------------------------
 from .normalize import Normalize
+from .bind_params import BindParams
 
 # -- lowering towards the virtual machine -------------------------------------------------
 from .to_non_dataflow import ToNonDataflow
