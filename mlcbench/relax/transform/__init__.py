@@ -11,6 +11,7 @@ from .annotate_tir_op_pattern import AnnotateTIROpPattern
 # -- graph clean-up and simplification -----------------------------------------------------
 from .normalize import Normalize
 from .bind_params import BindParams
+from .fold_constant import FoldConstant
 
 # -- lowering towards the virtual machine -------------------------------------------------
 from .to_non_dataflow import ToNonDataflow
