@@ -12,6 +12,7 @@ from .annotate_tir_op_pattern import AnnotateTIROpPattern
 from .normalize import Normalize
 from .bind_params import BindParams
 from .fold_constant import FoldConstant
+from .dead_code_elimination import DeadCodeElimination
 
 # -- lowering towards the virtual machine -------------------------------------------------
 from .to_non_dataflow import ToNonDataflow
