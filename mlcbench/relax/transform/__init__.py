@@ -13,6 +13,7 @@ from .normalize import Normalize
 from .bind_params import BindParams
 from .fold_constant import FoldConstant
 from .dead_code_elimination import DeadCodeElimination
+from .canonicalize_bindings import CanonicalizeBindings
 
 # -- lowering towards the virtual machine -------------------------------------------------
 from .to_non_dataflow import ToNonDataflow
