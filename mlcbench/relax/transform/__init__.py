@@ -14,6 +14,7 @@ from .bind_params import BindParams
 from .fold_constant import FoldConstant
 from .dead_code_elimination import DeadCodeElimination
 from .canonicalize_bindings import CanonicalizeBindings
+from .combine_parallel_matmul import CombineParallelMatmul
 
 # -- lowering towards the virtual machine -------------------------------------------------
 from .to_non_dataflow import ToNonDataflow
