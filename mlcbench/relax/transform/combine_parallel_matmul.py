@@ -196,6 +196,20 @@ def _same_step(steps: list) -> bool:
     return True
 
 
+def _independent(branches) -> list:
+    """Branches that read no sibling's result. A weight that is a sibling's result leaves
+    the branch out; a bias or activation step that reads one ends the branch before it,
+    as in ``add(matmul(x, w0), matmul(x, w1))``: that add consumes both, it is no bias."""
+    chain_vars = {s.binding.var for b in branches for s in b.steps}
+    kept = [b for b in branches if not any(v in chain_vars for v in _vars(b.steps[0].operand))]
+    for branch in kept:
+        for depth, step in enumerate(branch.steps[1:], start=1):
+            if step.operand is not None and any(v in chain_vars for v in _vars(step.operand)):
+                del branch.steps[depth:]
+                break
+    return kept
+
+
 def _common_depth(branches) -> int:
     depth = 1
     while all(len(b.steps) > depth for b in branches) and \
@@ -270,6 +284,9 @@ def _find_group(bindings, uses, produced):
             groups.setdefault(_group_key(step), []).append(
                 _branch(step, bindings, users, uses))
     for branches in groups.values():
+        if len(branches) < 2:
+            continue
+        branches = _independent(branches)
         if len(branches) < 2:
             continue
         depth = _common_depth(branches)

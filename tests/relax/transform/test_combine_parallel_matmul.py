@@ -152,6 +152,49 @@ def test_branches_that_do_not_fit_are_left_alone():
     assert relax.transform.CombineParallelMatmul()(NotCombinable) is NotCombinable
 
 
+@I.ir_module
+class SiblingsReadEachOther:
+    @R.function
+    def main(x: R.Tensor((4, 4), "float32"), w0: R.Tensor((4, 4), "float32"),
+             w1: R.Tensor((4, 4), "float32")):
+        with R.dataflow():
+            a = R.matmul(x, w0)
+            b = R.matmul(x, w1)
+            c = R.matmul(x, a)                # a sibling's result as weight: left out
+            d = R.add(a, b)                   # adds two siblings: a consumer, not a bias
+            gv = (c, d)
+            R.output(gv)
+        return gv
+
+
+@I.ir_module
+class SiblingsReadEachOtherCombined:
+    @R.function
+    def main(x: R.Tensor((4, 4), "float32"), w0: R.Tensor((4, 4), "float32"),
+             w1: R.Tensor((4, 4), "float32")):
+        with R.dataflow():
+            combined_weight = R.concat((w0, w1), axis=1)
+            combined_matmul = R.matmul(x, combined_weight)
+            combined_split = R.split(combined_matmul, [4], axis=1)
+            a = combined_split[0]
+            b = combined_split[1]
+            c = R.matmul(x, a)
+            d = R.add(a, b)
+            gv = (c, d)
+            R.output(gv)
+        return gv
+
+
+def test_sibling_results_read_by_siblings_are_not_merged_into_the_chain():
+    after = relax.transform.CombineParallelMatmul()(SiblingsReadEachOther)
+    tvm.ir.assert_structural_equal(after, SiblingsReadEachOtherCombined)
+    rng = np.random.default_rng(1)
+    arrays = {n: rng.standard_normal((4, 4)).astype("float32") for n in ("x", "w0", "w1")}
+    x, w0, w1 = arrays["x"], arrays["w0"], arrays["w1"]
+    for got, want in zip(evaluate(after, arrays), [x @ (x @ w0), x @ w0 + x @ w1]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def evaluate(mod, arrays: dict):
     """The values ``main`` returns for ``arrays`` (a tuple of numpy arrays)."""
     mod = relax.transform.BindParams("main", arrays)(mod)
@@ -176,7 +219,7 @@ ACTIVATIONS = {"relu": (op.nn.relu, lambda v: np.maximum(v, 0)),
                "tanh": (op.tanh, np.tanh), None: (None, None)}
 
 
-def _branches_module(widths, biased, activations, constant_weights, rng):
+def _branches_module(widths, biased, activations, constant_weights, rng, add_first_two=False):
     x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
     weights = [rng.uniform(-1, 1, (3, w)).astype("float32") for w in widths]
     biases = [rng.uniform(-1, 1, (w,)).astype("float32") for w in widths]
@@ -197,25 +240,33 @@ def _branches_module(widths, biased, activations, constant_weights, rng):
                 if activations[k] is not None:
                     value = bb.emit(ACTIVATIONS[activations[k]][0](value))
                 outs.append(value)
+            if add_first_two:        # a consumer of two siblings, which may look like a bias
+                outs = [bb.emit(op.add(outs[0], outs[1]))] + outs[2:]
             gv = bb.emit_output(relax.Tuple(outs))
         bb.emit_func_output(gv)
     expected = []
     for k in range(len(widths)):
         value = params["x"] @ weights[k] + (biases[k] if biased[k] else 0)
         expected.append(ACTIVATIONS[activations[k]][1](value) if activations[k] else value)
+    if add_first_two:
+        expected = [expected[0] + expected[1]] + expected[2:]
     return bb.get(), params, expected
 
 
-@settings(max_examples=8, deadline=None)
-@given(data=st.data(), count=st.integers(2, 5), constant_weights=st.booleans())
-def test_random_sibling_matmuls(data, count, constant_weights):
+@settings(max_examples=10, deadline=None)
+@given(data=st.data(), count=st.integers(2, 5), constant_weights=st.booleans(),
+       add_first_two=st.booleans())
+def test_random_sibling_matmuls(data, count, constant_weights, add_first_two):
     widths = data.draw(st.lists(st.integers(1, 4), min_size=count, max_size=count))
     biased = data.draw(st.lists(st.booleans(), min_size=count, max_size=count))
     activations = data.draw(st.lists(st.sampled_from(["relu", "tanh", None]),
                                      min_size=count, max_size=count))
+    if add_first_two:   # add(matmul(x, w0), matmul(x, w1)): the add reads two siblings
+        widths[1] = widths[0]
+        biased[:2], activations[:2] = [False, False], [None, None]
     rng = np.random.default_rng(count)
     mod, params, expected = _branches_module(widths, biased, activations, constant_weights,
-                                             rng)
+                                             rng, add_first_two)
     after = relax.transform.CombineParallelMatmul()(mod)
     matmuls = [b for b in after["main"].body.blocks[0].bindings
                if isinstance(b.value, relax.Call) and b.value.op.name == "relax.matmul"]
