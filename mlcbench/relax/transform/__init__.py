@@ -7,6 +7,9 @@ after each (the pass viewer, ``PrintAfterAll`` and timing reports use that hook)
 # -- lowering high-level ops and fusing kernels ------------------------------------------
 from .legalize_ops import LegalizeOps
 from .annotate_tir_op_pattern import AnnotateTIROpPattern
+from .fuse_ops import FuseOps
+from .fuse_tir import FuseTIR
+from .fusion_report import FusionEdge, FusionReport, fusion_report
 
 # -- graph clean-up and simplification -----------------------------------------------------
 from .normalize import Normalize

@@ -3,7 +3,8 @@
 ``run_kernels(mod, *arrays)`` runs ``mod["main"]`` without the VM: it builds the
 module's PrimFuncs with ``mlcbench.build`` and walks main's bindings, calling each
 ``call_tir`` kernel in order (and the Relax functions main calls, such as FuseOps'
-primitive functions). It returns ``(result as numpy, number of kernel calls)``.
+primitive functions). It returns ``(result as numpy, number of kernel calls)``;
+``lib=`` gives an already built library holding the kernels.
 """
 import numpy as np
 import pytest
@@ -15,9 +16,9 @@ from mlcbench.tir import PrimFunc
 
 
 class _KernelRunner:
-    def __init__(self, mod):
+    def __init__(self, mod, lib=None):
         self.mod = mod
-        self.lib = tvm.build(mod)
+        self.lib = lib if lib is not None else tvm.build(mod)
         self.calls = 0
 
     def function(self, func, args):
@@ -65,8 +66,8 @@ def _to_numpy(value):
 
 @pytest.fixture
 def run_kernels():
-    def run(mod, *arrays):
-        runner = _KernelRunner(mod)
+    def run(mod, *arrays, lib=None):
+        runner = _KernelRunner(mod, lib)
         result = runner.function(mod["main"], [tvm.nd.array(np.asarray(a)) for a in arrays])
         return _to_numpy(result), runner.calls
     return run
