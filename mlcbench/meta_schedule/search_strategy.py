@@ -101,6 +101,7 @@ class SearchStrategy:
     @staticmethod
     def create(kind: str = "evolutionary", *args, **kwargs) -> "SearchStrategy":
         """``"replay-func"``, ``"replay-trace"`` or ``"evolutionary"`` (TVM's names)."""
+        from .evolutionary_search import EvolutionarySearch
         kinds = {"replay-func": ReplayFunc, "replay-trace": ReplayTrace,
                  "replay_func": ReplayFunc, "replay_trace": ReplayTrace,
                  "evolutionary": EvolutionarySearch}
@@ -249,4 +250,9 @@ class ReplayTrace(SearchStrategy):
         return None if sch is None else self._postprocess(sch)
 
 
-from .evolutionary_search import EvolutionarySearch  # noqa: E402  (it builds on the above)
+def __getattr__(name):
+    # EvolutionarySearch lives in its own module, which builds on this one
+    if name == "EvolutionarySearch":
+        from .evolutionary_search import EvolutionarySearch
+        return EvolutionarySearch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
