@@ -23,3 +23,9 @@ def test_highlight_returns_inline_styled_html():
     html = highlight('for i in T.grid(128):\n    A[i] = T.float32(0)')
     assert html.startswith("<div") and "style=" in html
     assert ">for</span>" in html and "T" in html
+
+
+def test_highlight_can_be_called_twice():
+    """The function stays the package's attribute after its module is imported."""
+    first, second = highlight("x = 1"), highlight("y = 2")
+    assert "x" in first and "y" in second and first != second

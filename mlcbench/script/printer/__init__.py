@@ -111,8 +111,8 @@ def _dispatch(obj, name, indent) -> str | None:
 
 
 def highlight(text: str, style: str = "default") -> str:
-    """HTML of syntax-highlighted TVMScript (see :mod:`.highlight`)."""
-    from .highlight import highlight as _highlight
+    """HTML of syntax-highlighted TVMScript (see :mod:`.html`)."""
+    from .html import highlight as _highlight
     return _highlight(text, style)
 
 
