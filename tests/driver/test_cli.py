@@ -49,5 +49,5 @@ def test_demo_runs_headless(capsys):
     assert main(["demo", "--size", "128"]) == 0
     out = capsys.readouterr().out
     for step in ("parsed mm_relu", "lowering passes", "matches numpy", "def apply_trace(sch):",
-                 "default schedule"):
+                 "default schedule", "digits MLP (nn.Module -> relax.build"):
         assert step in out
