@@ -27,6 +27,7 @@ from ..ir.errors import MLCBenchError, TuningError
 from ..ir.structural import structural_hash
 from ..tir.schedule import Schedule, Trace
 from .arg_info import ArgInfo
+from .postproc import apply_postprocs
 
 __all__ = ["MeasureCandidate", "SearchStrategy", "ReplayFunc", "ReplayTrace",
            "EvolutionarySearch"]
@@ -139,17 +140,10 @@ class SearchStrategy:
 
     def _postprocess(self, sch: Schedule) -> Schedule | None:
         """Apply the space generator's postprocessors; None if one refuses."""
-        postprocs = list(getattr(self._context.space_generator, "postprocs", None) or ())
-        postprocs = [p for p in postprocs if hasattr(p, "apply")]
-        if postprocs and hasattr(sch, "enter_postproc"):
-            sch.enter_postproc()
-        for postproc in postprocs:
-            try:
-                if not postproc.apply(sch):
-                    return None
-            except MLCBenchError:
-                return None
-        return sch
+        postprocs = getattr(self._context.space_generator, "postprocs", None)
+        if not isinstance(postprocs, (list, tuple)) or not postprocs:
+            return sch
+        return sch if apply_postprocs(sch, postprocs) else None
 
 
 class _State:

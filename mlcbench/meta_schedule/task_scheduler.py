@@ -19,7 +19,8 @@ from .builder import BuilderInput, remove_artifact
 from .database import MAX_RUN_SECS, TuningRecord
 from .runner import RunnerInput, RunnerResult
 from .tuning_round import MeasuredCandidate, TuningRound, summary_table
-from .utils import estimate_flops, spearman_correlation
+from .metrics import spearman
+from .utils import estimate_flops
 
 __all__ = ["TaskScheduler", "RoundRobin", "GradientBased"]
 
@@ -37,6 +38,7 @@ class _Task:
         self.best_secs = MAX_RUN_SECS
         self.started = self.finished = False
         self.seconds = 0.0
+        self.phase_seconds: dict[str, float] = {}
 
     def gflops(self, secs: float) -> float | None:
         return self.flops / secs / 1e9 if secs < MAX_RUN_SECS and self.flops else None
@@ -122,7 +124,7 @@ class TaskScheduler:
     def _run_round(self, task_id, budget, builder, runner, database, cost_model,
                    measure_callbacks):
         task = self.tasks[task_id]
-        started = time.perf_counter()
+        clock = _PhaseClock()
         candidates = task.context.generate_measure_candidates()
         if candidates:
             candidates = candidates[:budget.max_trials_global - budget.total_trials]
@@ -131,7 +133,8 @@ class TaskScheduler:
             return None
         if cost_model is not None:
             _predict(task.context, cost_model, candidates)
-        builder_results, results = self._measure(task, candidates, builder, runner)
+        clock.lap("search")
+        builder_results, results = self._measure(task, candidates, builder, runner, clock)
         for candidate, result in zip(candidates, results):
             database.commit_tuning_record(_record_of(task, candidate, result))
         if cost_model is not None:
@@ -139,14 +142,15 @@ class TaskScheduler:
         for callback in measure_callbacks or ():
             callback.apply(self, task_id, candidates, builder_results, results)
         task.context.notify_runner_results(candidates, results)
+        clock.lap("update")
         budget.total_trials += len(candidates)
-        return self._account(task, task_id, candidates, results, budget,
-                             time.perf_counter() - started)
+        return self._account(task, task_id, candidates, results, budget, clock)
 
-    def _measure(self, task, candidates, builder, runner):
+    def _measure(self, task, candidates, builder, runner, clock):
         """Build every candidate, run those that built; a failure becomes its result."""
         context = task.context
         built = builder.build([BuilderInput(c.sch.mod, context.target) for c in candidates])
+        clock.lap("build")
         inputs = [RunnerInput(b.artifact_path, context.target.kind.name, c.args_info,
                               task.reference_path)
                   for c, b in zip(candidates, built) if b.error_msg is None]
@@ -158,9 +162,10 @@ class TaskScheduler:
             else:
                 results.append(next(futures).result())
                 remove_artifact(b.artifact_path)
+        clock.lap("run")
         return built, results
 
-    def _account(self, task, task_id, candidates, results, budget, seconds) -> TuningRound:
+    def _account(self, task, task_id, candidates, results, budget, clock) -> TuningRound:
         measured = []
         for candidate, result in zip(candidates, results):
             secs = _mean(result.run_secs) if result.error_msg is None else None
@@ -172,7 +177,9 @@ class TaskScheduler:
                                               None if secs is None else task.gflops(secs)))
         task.rounds += 1
         task.trials += len(candidates)
-        task.seconds += seconds
+        task.seconds += clock.total
+        for phase, secs in clock.phases.items():
+            task.phase_seconds[phase] = task.phase_seconds.get(phase, 0.0) + secs
         task.best_history.append(task.best_secs)
         pairs = [(m.predicted, 1.0 / _mean(m.run_secs)) for m in measured
                  if m.predicted is not None and m.error_msg is None]
@@ -182,8 +189,23 @@ class TaskScheduler:
             best_run_secs=task.best_secs if task.best_secs < MAX_RUN_SECS else None,
             best_gflops=task.gflops(task.best_secs),
             predicted=tuple(p for p, _ in pairs), measured=tuple(m for _, m in pairs),
-            rank_correlation=spearman_correlation(*zip(*pairs)) if pairs else float("nan"),
-            seconds=seconds)
+            rank_correlation=spearman(*zip(*pairs)) if len(pairs) > 1 else float("nan"),
+            seconds=clock.total, phase_seconds=dict(clock.phases))
+
+
+class _PhaseClock:
+    """Wall time of a round, split by phase: search, build, run, update."""
+
+    def __init__(self):
+        self.phases: dict[str, float] = {}
+        self.total = 0.0
+        self._last = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - self._last
+        self.total += now - self._last
+        self._last = now
 
 
 def _mean(values) -> float:

@@ -16,15 +16,13 @@ those programs again. Each call runs up to ``max_trials_global`` new trials.
 from __future__ import annotations
 
 import random
-import warnings
-
-import numpy as np
 
 from ..ir.errors import TuningError
 from ..ir.module import IRModule
 from ..target import Target
 from ..tir.function import PrimFunc
 from .builder import Builder, LocalBuilder
+from .cost_model import CostModel
 from .database import Database, JSONDatabase, MemoryDatabase, as_ir_module
 from .runner import LocalRunner, Runner
 from .task_scheduler import TaskScheduler
@@ -136,36 +134,10 @@ def _as_strategy(strategy, task_index: int):
 
 
 def _as_cost_model(cost_model, seed):
-    """The cost model named by ``cost_model``; XGBoost falls back to random (with a
-    warning) where the cost-model package is not available."""
+    """``"xgb"`` / ``"random"`` (seeded with ``seed``), or a CostModel as given."""
     if not isinstance(cost_model, str):
         return cost_model
-    try:
-        from . import cost_model as models
-    except ImportError:
-        models = None
-    if cost_model == "xgb":
-        if models is not None and hasattr(models, "XGBModel"):
-            return models.XGBModel()
-        warnings.warn("cost_model='xgb': meta_schedule.cost_model.XGBModel is not available; "
-                      "using a random cost model", stacklevel=3)
-        cost_model = "random"
-    if cost_model == "random":
-        if models is not None and hasattr(models, "RandomModel"):
-            return models.RandomModel(seed=seed) if seed is not None else models.RandomModel()
-        return _RandomScores(seed)
-    raise TuningError(f"tune: cost_model must be 'xgb', 'random' or a CostModel, found "
-                      f"{cost_model!r}")
-
-
-class _RandomScores:
-    """Random scores, the stand-in when the cost-model package is missing."""
-
-    def __init__(self, seed=None):
-        self._rng = np.random.default_rng(seed)
-
-    def update(self, context, candidates, results) -> None:
-        pass
-
-    def predict(self, context, candidates) -> np.ndarray:
-        return self._rng.random(len(candidates))
+    if cost_model not in ("xgb", "random"):
+        raise TuningError(f"tune: cost_model must be 'xgb', 'random' or a CostModel, found "
+                          f"{cost_model!r}")
+    return CostModel.create(cost_model, **({} if seed is None else {"seed": seed}))

@@ -19,6 +19,7 @@ from ..target import Target
 from ..tir.schedule import Schedule
 from .database import as_ir_module
 from .search_strategy import SearchStrategy
+from .space_generator import SpaceGenerator
 
 __all__ = ["TuneContext"]
 
@@ -102,34 +103,10 @@ def as_space_generator(space):
     """A SpaceGenerator for ``space`` (see :class:`TuneContext`); None stays None."""
     if space is None or hasattr(space, "generate_design_space"):
         return space
-    try:
-        from . import space_generator as sg
-    except ImportError:
-        sg = None
-    if isinstance(space, str):
-        if sg is None or not hasattr(sg, "PostOrderApply"):
-            raise TuningError(f"space={space!r} needs the schedule-rule design spaces "
-                              "(meta_schedule.space_generator.PostOrderApply), which are "
-                              "not available; pass a schedule function instead")
-        if hasattr(sg.SpaceGenerator, "create"):
-            return sg.SpaceGenerator.create(space)
-        return sg.PostOrderApply()
-    if callable(space):
-        return sg.ScheduleFn(space) if sg is not None and hasattr(sg, "ScheduleFn") else \
-            _FunctionSpace(space)
+    if isinstance(space, str) or callable(space):
+        try:
+            return SpaceGenerator.create(space)
+        except ValueError as err:
+            raise TuningError(str(err)) from None
     raise TuningError(f"expected a SpaceGenerator, a schedule function or a name for the "
                       f"design space, found {type(space).__name__}")
-
-
-class _FunctionSpace:
-    """A schedule function as a space generator, used when ``ScheduleFn`` is missing."""
-
-    def __init__(self, sch_fn):
-        self.sch_fn, self.rand_state = sch_fn, None
-
-    def generate_design_space(self, mod) -> list[Schedule]:
-        sch = Schedule(mod, seed=self.rand_state)
-        result = self.sch_fn(sch)
-        if result is None:
-            return [sch]
-        return [result] if isinstance(result, Schedule) else list(result)

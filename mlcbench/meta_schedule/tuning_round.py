@@ -36,7 +36,9 @@ class TuningRound:
     ``predicted`` and ``measured`` pair the cost model's scores with the measured
     throughputs (1 / seconds) of the round's valid candidates; ``rank_correlation`` is
     their Spearman correlation (nan with fewer than two pairs or no cost model).
-    ``seconds`` is the round's wall time.
+    ``seconds`` is the round's wall time, ``phase_seconds`` its split into "search"
+    (strategy and cost model choosing candidates), "build", "run" and "update"
+    (database, cost-model training).
     """
 
     task_name: str
@@ -51,6 +53,7 @@ class TuningRound:
     measured: tuple
     rank_correlation: float
     seconds: float
+    phase_seconds: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:
         best = f"{self.best_gflops:.2f} GFLOPS" if self.best_gflops else "none valid"
@@ -89,6 +92,14 @@ def summary_table(tasks) -> str:
     lines = [fmt.format(*header), line] + [fmt.format(*r) for r in rows] + [line]
     lines.append(f"Total weighted latency: {total:.4f} us; trials: "
                  f"{sum(t.trials for t in tasks)}; errors: {sum(t.errors for t in tasks)}")
+    phases: dict = {}
+    for task in tasks:
+        for phase, secs in getattr(task, "phase_seconds", {}).items():
+            phases[phase] = phases.get(phase, 0.0) + secs
+    trials = max(sum(t.trials for t in tasks), 1)
+    if phases:
+        lines.append("Seconds per trial: " + ", ".join(
+            f"{phase} {secs / trials:.3f}" for phase, secs in phases.items()))
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""Small helpers the tuner shares: floating-point work of a module, rank correlation.
+"""Floating-point work of a module, for the GFLOPS tuning reports.
 
 >>> from mlcbench import te
 >>> A = te.placeholder((64, 64), name="A"); B = te.placeholder((64, 64), name="B")
@@ -9,15 +9,12 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ..ir.module import IRModule
 from ..tir import expr as E
 from ..tir.function import PrimFunc
 from ..tir.functor import StmtExprVisitor
 from ..tir.stmt import BlockRealize, For
 
-__all__ = ["estimate_flops", "spearman_correlation"]
+__all__ = ["estimate_flops"]
 
 _FLOAT_OPS = (E.Add, E.Sub, E.Mul, E.Div, E.Min, E.Max, E.FloorDiv)
 
@@ -63,33 +60,11 @@ def _count_float_ops(expr) -> int:
 
 def estimate_flops(mod) -> int:
     """Floating-point operations one call of ``mod`` (a PrimFunc or an IRModule) does."""
-    funcs = [mod] if isinstance(mod, PrimFunc) else [
-        f for f in mod.functions.values() if isinstance(f, PrimFunc)] if isinstance(
-        mod, IRModule) else []
+    if isinstance(mod, PrimFunc):
+        funcs = [mod]
+    else:
+        funcs = [f for f in mod.functions.values() if isinstance(f, PrimFunc)]
     counter = _FlopCounter()
     for func in funcs:
         counter.visit(func.body)
     return counter.total
-
-
-def spearman_correlation(xs, ys) -> float:
-    """Spearman's rank correlation of two equally long sequences (nan below 2 points or
-    when one of them is constant)."""
-    x, y = np.asarray(xs, dtype="float64"), np.asarray(ys, dtype="float64")
-    if len(x) < 2 or len(x) != len(y):
-        return float("nan")
-    rx, ry = _ranks(x), _ranks(y)
-    if rx.std() == 0 or ry.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Ranks from 0, ties sharing their mean rank."""
-    order = np.argsort(values, kind="mergesort")
-    ranks = np.empty(len(values))
-    ranks[order] = np.arange(len(values))
-    for value in np.unique(values):
-        tied = values == value
-        ranks[tied] = ranks[tied].mean()
-    return ranks

@@ -43,8 +43,11 @@ def test_every_round_is_reported_and_recorded(tmp_path, capsys):
     last = rounds[-1]
     assert len(last.predicted) == len(last.measured) == 4
     assert -1 <= last.rank_correlation <= 1
+    assert set(last.phase_seconds) == {"search", "build", "run", "update"}
+    assert sum(last.phase_seconds.values()) == pytest.approx(last.seconds)
     out, err = capsys.readouterr()
     assert "Total weighted latency" in out and "| Trials | Errors |" in out
+    assert "Seconds per trial: search" in out
     assert "tuning: 100%" in err and "20/20" in err          # the progress bar
     assert len(ms.JSONDatabase(work_dir=tmp_path)) == 20
 
@@ -82,6 +85,17 @@ def test_real_tuning_of_a_128_matmul(tmp_path):
     c = mlcbench.nd.empty((128, 128), "float32")
     mlcbench.build(sch.mod, TARGET)["main"](mlcbench.nd.array(a), mlcbench.nd.array(b), c)
     np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4)
+
+
+def test_default_space_is_made_by_schedule_rules_and_post_processed(tmp_path):
+    measurer = FakeMeasurer()
+    database = ms.tune_tir(matmul_module(32), TARGET, str(tmp_path), 4, num_trials_per_iter=4,
+                           strategy="replay-trace", cost_model="xgb", seed=0,
+                           builder=measurer.builder, runner=measurer.runner)
+    kinds = [[inst.kind for inst in r.trace.insts] for r in database.get_all_tuning_records()]
+    assert len(kinds) == 4
+    for trace_kinds in kinds:
+        assert "sample_perfect_tile" in trace_kinds and "enter_postproc" in trace_kinds
 
 
 def test_crashing_hanging_and_wrong_candidates_do_not_stop_tuning(tmp_path):
