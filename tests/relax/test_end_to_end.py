@@ -490,22 +490,3 @@ def test_relax_build_shows_its_kernel_passes_to_instruments_too():
     assert names[:len(relax_passes)] == relax_passes
     assert "dlight.ApplyDefaultSchedule" in names[len(relax_passes):]
 
-
-@I.ir_module
-class StridedVectorLoad:
-    @T.prim_func
-    def gather(A: T.Buffer((64,), "float32"), B: T.Buffer((8,), "float32")):
-        T.func_attr({"global_symbol": "gather", "tir.noalias": True})
-        for i in T.vectorized(8):
-            with T.block("B"):
-                vi = T.axis.remap("S", [i])
-                B[vi] = A[vi * 8]
-
-
-@pytest.mark.xfail(strict=True, reason="a strided vector load prints as A[0:64:8], which the "
-                   "TIR parser refuses (slices with a step); relax.build's kernels hit it "
-                   "after tir.VectorizeLoop, so their lowered IR does not parse back")
-def test_lowered_strided_vector_load_parses_back():
-    from mlcbench.tir.transform import lower
-    lowered = lower(StridedVectorLoad)
-    tvm.ir.assert_structural_equal(from_source(lowered.script()), lowered)

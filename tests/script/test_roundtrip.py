@@ -257,3 +257,29 @@ def test_module_function_without_symbol_prints_private():
         body=tir.Evaluate(tir.const(0)))})
     assert "    @T.prim_func(private=True)\n    def f(" in mod.script()
     check_roundtrip(mod)
+
+
+STRIDED_GATHER = '''
+@T.prim_func
+def gather(A: T.Buffer((64,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.vectorized(8):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi * 8]
+'''
+
+
+def test_lowered_strided_vector_load_parses_back():
+    """After VectorizeLoop a strided load prints as ``A[0:64:8]`` and parses back."""
+    from mlcbench.tir.transform import lower
+    lowered = lower(S.from_source(STRIDED_GATHER))
+    assert "A[0:64:8]" in lowered.script()
+    assert_structural_equal(S.from_source(lowered.script()), lowered)
+
+
+def test_strided_slice_needs_a_constant_step_dividing_the_length():
+    from mlcbench.ir.errors import ParseError
+    source = STRIDED_GATHER.replace("for i in T.vectorized(8):", "for i in range(1):")
+    source = source.replace("B[vi] = A[vi * 8]", "B[0:2] = A[0:7:4]")
+    with pytest.raises(ParseError, match="step"):
+        S.from_source(source)

@@ -61,10 +61,30 @@ def make_load(buffer: Buffer, indices: tuple) -> BufferLoad:
 
 
 def subscript(buffer: Buffer, indices: tuple):
-    """What ``A[...]`` means in TVMScript: a region when sliced, else a load."""
+    """What ``A[...]`` means in TVMScript: a region when sliced, else a load; a slice
+    with a step (``A[0:64:8]``, how a strided vector load prints) is a load."""
+    if any(isinstance(i, slice) and i.step is not None for i in indices):
+        return make_load(buffer, tuple(_strided_ramp(buffer, i) if isinstance(i, slice)
+                                       else i for i in indices))
     if any(isinstance(i, slice) for i in indices):
         return make_region(buffer, indices)
     return make_load(buffer, indices)
+
+
+def _strided_ramp(buffer: Buffer, item: slice) -> Ramp:
+    """``start:stop:step`` as the vector index ``Ramp(start, step, lanes)``."""
+    if item.start is None or item.stop is None:
+        raise ParseError(f"{buffer.name}[...]: a strided vector access needs a start and a "
+                         f"stop, as in A[0:64:8]")
+    start = convert(item.start)
+    step = convert(item.step, start.dtype)
+    extent = extent_between(start, convert(item.stop, start.dtype))
+    if not (isinstance(step, IntImm) and isinstance(extent, IntImm)) or step.value <= 0 \
+            or extent.value % step.value:
+        raise ParseError(f"{buffer.name}[...]: a strided vector access needs a positive "
+                         f"constant step dividing a constant length, found "
+                         f"{extent.script()} elements with step {step.script()}")
+    return Ramp(start, step, extent.value // step.value)
 
 
 def region_to_load(region: BufferRegion) -> BufferLoad:
