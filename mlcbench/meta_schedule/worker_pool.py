@@ -113,20 +113,29 @@ class WorkerPool:
         outcomes: list[Outcome | None] = [None] * len(pending)
         busy: dict[Connection, tuple] = {}          # recv_conn -> (worker, index, started)
         self._start_workers(min(self.max_workers, len(pending)))
-        while pending or busy:
-            while pending and len(busy) < self.max_workers:
-                index, args = pending.pop()
-                worker = self._take_worker()
-                try:
-                    worker.send_conn.send((fn, tuple(args)))
-                except (OSError, pickle.PicklingError, AttributeError, TypeError) as err:
-                    outcomes[index] = Outcome("error", message=f"could not send the call: {err}")
-                    self._retire(worker, keep=isinstance(err, (pickle.PicklingError,
-                                                                AttributeError, TypeError)))
-                    continue
-                busy[worker.recv_conn] = (worker, index, time.perf_counter())
-            self._collect(busy, outcomes)
+        try:
+            while pending or busy:
+                while pending and len(busy) < self.max_workers:
+                    self._dispatch(fn, *pending.pop(), busy, outcomes)
+                self._collect(busy, outcomes)
+        except BaseException:
+            # Ctrl-C (or any failure here): a call still running, a hung kernel perhaps,
+            # must not outlive the tuning run
+            for worker, _, _ in busy.values():
+                self._retire(worker, keep=False)
+            raise
         return outcomes
+
+    def _dispatch(self, fn, index: int, args, busy: dict, outcomes: list) -> None:
+        worker = self._take_worker()
+        try:
+            worker.send_conn.send((fn, tuple(args)))
+        except (OSError, pickle.PicklingError, AttributeError, TypeError) as err:
+            outcomes[index] = Outcome("error", message=f"could not send the call: {err}")
+            self._retire(worker, keep=isinstance(err, (pickle.PicklingError, AttributeError,
+                                                       TypeError)))
+            return
+        busy[worker.recv_conn] = (worker, index, time.perf_counter())
 
     def _collect(self, busy: dict, outcomes: list) -> None:
         """Wait for the first call to end (or overrun) and record its outcome."""
