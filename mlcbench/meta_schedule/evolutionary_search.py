@@ -56,7 +56,8 @@ class EvolutionarySearch(SearchStrategy):
                               f"eps_greedy, init_measured_ratio in [0, 1], found "
                               f"{population_size}, {eps_greedy}, {init_measured_ratio}")
         self.population_size = population_size
-        self.init_measured_ratio, self.init_min_unmeasured = init_measured_ratio, init_min_unmeasured
+        self.init_measured_ratio = init_measured_ratio
+        self.init_min_unmeasured = init_min_unmeasured
         self.max_fail_count = max_fail_count
         self.genetic_num_iters, self.genetic_mutate_prob = genetic_num_iters, genetic_mutate_prob
         self.genetic_max_fail_count, self.eps_greedy = genetic_max_fail_count, eps_greedy
