@@ -35,9 +35,6 @@ LAZY_UPWARD = {
     # ``from mlcbench.script import relax as R`` is TVM's spelling; the R names live with
     # the graph IR and are looked up on first use.
     ("mlcbench.script.relax", "mlcbench.relax.tvmscript.namespace"),
-    # FoldConstant evaluates calls on constants by compiling their kernels with the
-    # build driver, imported when a call is folded.
-    ("mlcbench.relax.transform.fold_constant", "mlcbench.driver.build"),
 }
 
 UI_LIBRARIES = ("ipywidgets", "matplotlib", "graphviz", "IPython")
