@@ -6,7 +6,7 @@ import pytest
 from mlcbench import build, tir
 from mlcbench.ir import TuningError
 from mlcbench.meta_schedule.arg_info import ArgInfo, TensorInfo
-from mlcbench.meta_schedule.builder import default_export
+from mlcbench.meta_schedule.builder import default_export, remove_artifact
 from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput
 from tuning_testing import (aborting_kernel, fill_kernel, fill_wrong_kernel, hanging_kernel,
                             matmul_module, segfaulting_kernel, stochastic_schedule_mm)
@@ -67,7 +67,7 @@ def test_wrong_answer_is_caught_by_the_reference_check(runner):
     assert result.result().error_msg is None
     unchecked.shutdown()
     for p in (path, reference):
-        os.remove(p)
+        remove_artifact(p)
 
 
 def test_min_repeat_ms_and_cache_flush(runner):
