@@ -7,3 +7,4 @@ to ``mod``.
 from . import ir, tir
 from .parser import from_source, ir_module, prim_func
 from . import printer as _printer  # registers the printer for repr/script()/show()
+from .printer import highlight, print_diff

@@ -5,30 +5,14 @@ dependency) is imported on first use.
 """
 from __future__ import annotations
 
-import difflib
 import html
+
+from mlcbench.script import print_diff as unified_diff   # "" when the texts are equal
 
 __all__ = ["error_html", "highlight_diff", "highlight_python", "side_by_side", "unified_diff"]
 
 _BOX = ("max-height: {height}; overflow: auto; font-size: 12px; border: 1px solid #ddd; "
         "padding: 2px 6px; background: #fafafa")
-
-
-def unified_diff(before: str, after: str, before_name: str = "before",
-                 after_name: str = "after", context: int = 3) -> str:
-    """``difflib`` unified diff of two texts; ``""`` when they are equal.
-
-    >>> print(unified_diff("x = 1\\ny = 2", "x = 1\\ny = 3"))
-    --- before
-    +++ after
-    @@ -1,2 +1,2 @@
-     x = 1
-    -y = 2
-    +y = 3
-    """
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), before_name,
-                                 after_name, n=context, lineterm="")
-    return "\n".join(lines)
 
 
 def _pygments(text: str, lexer_name: str) -> str:
