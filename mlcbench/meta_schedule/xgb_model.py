@@ -88,7 +88,7 @@ class XGBModel(CostModel):
 
     def __init__(self, *, extractor=None, config: XGBConfig = XGBConfig(),
                  num_warmup_samples: int = 100, objective: str = "rank",
-                 aggregate: str = "pack-sum", num_boost_round: int = 200,
+                 aggregate: str = "pack-sum", num_boost_round: int = 100,
                  pairs_per_candidate: int = 32, adaptive_training: bool = True, seed: int = 0,
                  path: str | None = None):
         if objective not in _OBJECTIVES or aggregate not in _AGGREGATES:

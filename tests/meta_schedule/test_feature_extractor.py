@@ -79,12 +79,16 @@ def features(func_or_mod, extractor=None):
     return [dict(zip(extractor.feature_names, row)) for row in rows]
 
 
-def tiled_matmul(n=32, tile=8, cache_write=False):
-    """C = A @ B (n^3) tiled as i0 j0 k i1 j1 with tile x tile inner loops."""
+def te_matmul(n):
     A, B = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
     k = te.reduce_axis((0, n), name="k")
     C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    sch = Schedule(te.create_prim_func([A, B, C]))
+    return te.create_prim_func([A, B, C])
+
+
+def tiled_matmul(n=32, tile=8, cache_write=False):
+    """C = A @ B (n^3) tiled as i0 j0 k i1 j1 with tile x tile inner loops."""
+    sch = Schedule(te_matmul(n))
     block = sch.get_block("C")
     i, j, kk = sch.get_loops(block)
     i0, i1 = sch.split(i, [None, tile])
@@ -182,10 +186,14 @@ def test_cache_write_gives_a_local_allocation_and_a_write_back_row():
     rows = features(tiled_matmul(32, 8, cache_write=True))
     assert len(rows) == 2
     update, write_back = rows
+    # buffers are not compacted for the features: C_local keeps its 32 x 32 shape
     assert update["alloc_local"] == 1
-    assert update["alloc_size"] == pytest.approx(slog(8 * 8 * 4))
-    assert update["alloc_outer_prod"] == pytest.approx(slog(4 * 4))
+    assert update["alloc_size"] == pytest.approx(slog(32 * 32 * 4))
+    assert update["alloc_outer_prod"] == pytest.approx(slog(1))
+    local = find_access(update, "readwrite", 1)
+    assert local["reuse_loop"] == 1 and local["reuse_ct"] == pytest.approx(slog(32))
     assert write_back["alloc_local"] == 0 and write_back["float_mad"] == 0
+    assert write_back["outer_prod"] == pytest.approx(slog(32 * 32))
 
 
 def test_every_candidate_form_is_accepted():
@@ -219,3 +227,20 @@ def test_base_class_and_create():
     assert isinstance(FeatureExtractor.create("per-store-feature"), PerStoreFeature)
     with pytest.raises(TuningError, match="unknown kind"):
         FeatureExtractor.create("made-up")
+
+
+def test_candidates_of_the_tuning_space():
+    from mlcbench.meta_schedule.postproc.postproc import apply_postprocs
+    from mlcbench.meta_schedule.space_generator import PostOrderApply
+    generator = PostOrderApply()
+    generator.rand_state = 3
+    extractor = PerStoreFeature()
+    spaces = generator.generate_design_space(te_matmul(64))
+    assert len(spaces) == 3
+    for sch in spaces:
+        assert apply_postprocs(sch, generator.postprocs)
+        kinds = {inst.kind for inst in sch.trace.insts}
+        rows = features(sch.mod, extractor)
+        update = max(rows, key=lambda row: row["float_mad"])
+        assert update["float_mad"] == pytest.approx(slog(64 ** 3))
+        assert (update["parallel_num"] > 0) == ("parallel" in kinds)
