@@ -28,11 +28,12 @@ from .feature_extractor import FeatureExtractor, PerStoreFeature
 from .xgb_model import XGBConfig, XGBModel
 
 # -- search and tuning entry points -----------------------------------------------------
-from . import (evolutionary_search, search_strategy, task_scheduler, tir_integration, tune,
-               tune_context, tuning_round, utils)
+from . import (evolutionary_search, relax_integration, search_strategy, task_scheduler,
+               tir_integration, tune, tune_context, tuning_round, utils)
 from .search_strategy import (EvolutionarySearch, MeasureCandidate, ReplayFunc, ReplayTrace,
                               SearchStrategy)
 from .task_scheduler import GradientBased, RoundRobin, TaskScheduler
+from .relax_integration import ExtractedTask, compile_relax, extract_tasks, tune_relax
 from .tir_integration import compile_tir
 from .tune import tune_tasks, tune_tir
 from .tune_context import TuneContext
