@@ -4,11 +4,14 @@
   TVMScript, diff, trace, history tree (undo / redo / fork / compare / export), "Run"
   with a numpy check and a roofline.
 * :class:`PassViewer` -- step through a pass pipeline; IR before and after each pass.
+* :class:`GraphView` -- a Relax model's dataflow graph before and after fusion, with
+  why each edge fused or not, and kernel counts.
 
 The logic lives in plain classes (``LoopTree``, ``History``, ``ScheduleState``,
 ``KernelRunner``, the roofline functions) that work without a browser; ipywidgets is
 imported only when a widget is first shown. See README.md in this folder.
 """
+from .graph_view import GraphTiming, GraphView
 from .history import History, HistoryError, Step
 from .loop_tree import LoopTree
 from .measure import Measurement
@@ -17,6 +20,6 @@ from .roofline import (KernelCounts, MachinePeaks, count_flops_and_bytes,
                        measure_machine_peaks, plot_roofline)
 from .schedule_explorer import ScheduleExplorer, StepComparison
 
-__all__ = ["History", "HistoryError", "KernelCounts", "LoopTree", "MachinePeaks",
-           "Measurement", "PassViewer", "ScheduleExplorer", "Step", "StepComparison",
+__all__ = ["GraphTiming", "GraphView", "History", "HistoryError", "KernelCounts", "LoopTree",
+           "MachinePeaks", "Measurement", "PassViewer", "ScheduleExplorer", "Step", "StepComparison",
            "count_flops_and_bytes", "measure_machine_peaks", "plot_roofline"]
