@@ -135,6 +135,11 @@ fused = relax.get_pipeline("zero")(mod)     # LegalizeOps, AnnotateTIROpPattern,
 print("before fusion:", kernels(legalized))
 print("after fusion: ", kernels(fused))'''),
     CODE('fused["forward"].show()'),
+    CODE('''from mlcbench_widgets import GraphView
+
+view = GraphView(mod)        # the graph before | after fusion, and why each edge fused or not
+print(view.kernel_counts)
+print(view.text())           # in Jupyter, `view` alone draws both graphs'''),
     MD("## Build, run, check the accuracy"),
     CODE('''ex = relax.build(mod, target="llvm")        # the default pipeline fuses too
 vm = relax.VirtualMachine(ex, tvm.cpu())
