@@ -353,13 +353,12 @@ def test_forward_must_return_tensors():
         Broken().export_tvm(spec=spec_of((1,)))
 
 
-# -- through the Relax passes and the virtual machine, once they exist ---------------------------
+# -- through the Relax passes and the virtual machine ----------------------------------------------
 
 def test_legalize_ops_pass_turns_the_exported_cnn_into_call_tir():
-    legalize_ops = pytest.importorskip("mlcbench.relax.transform.legalize_ops")
     _, _, x_test, _ = datasets.load_digits()
     mod, params = trained_cnn().export_tvm(spec=spec_of(x_test.shape))
-    lowered = legalize_ops.LegalizeOps()(mod)
+    lowered = relax.transform.LegalizeOps()(mod)
     values = [b.value for b in lowered["forward"].body.blocks[0].bindings]
     assert all(v.op.name == "relax.call_tir" for v in values[:-1])
     probs = run_legalized(lowered, [x_test] + [p.data for _, p in params])
