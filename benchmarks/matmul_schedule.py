@@ -1,26 +1,28 @@
 """A CPU-GEMM-scheduled 1024^3 fp32 matmul against numpy and against the FMA peak.
 
 The first rows come from ``schedule_matmul``: the same schedule applied to the plain
-``te`` matmul with Schedule primitives (split / reorder into an 8 x 32 register tile,
+``te`` matmul with Schedule primitives (split / reorder into a register tile, 8 x 32 with AVX-512,
 ``cache_write(C, 0, "local")`` + ``reverse_compute_at``, ``decompose_reduction``,
 ``unroll`` / ``vectorize``, ``parallel`` on the fused outer loops); then the same schedule
-with B packed into 32-wide panels by primitives (``cache_read(C_update, "B", "global")``
-at the start of the function, ``transform_layout`` to ``(j // 32, k, j % 32)``, the
+with B packed into tile-wide panels by primitives (``cache_read(C_update, "B", "global")``
+at the start of the function, ``transform_layout`` to ``(j // 32, k, j % 32)`` (16 on AVX2), the
 packing loop parallel and vectorized). The packed trace is printed, and the lowered IR
-and assembly of both are checked to keep the tile in zmm registers.
+and assembly of both are checked to keep the tile in vector registers.
 
 Run: ``python benchmarks/matmul_schedule.py [--n 1024] [--rounds 5]``.
 
 The kernels are written in the form TVM's schedule prints for the classic CPU GEMM
 schedule: ``cache_write(C, "local")`` at the root with the full shape, outer i/j tiles
-fused and ``T.parallel``, a K loop, an 8 x 32 register tile (``T.unroll`` rows,
-``T.vectorized`` columns: two zmm vectors per row, 16 accumulators), the init
-decomposed before the K loop and the write-back ``reverse_compute_at`` after it;
-optionally B packed into 32-wide panels (``B_packed[j0, k, j1]``, the cache_read +
-transform_layout idea). Lowering moves the accumulator into the parallel loop at
-8 x 32 (``CompactBufferAllocation``) and LLVM keeps it in registers.
+fused and ``T.parallel``, a K loop, a register tile (``T.unroll`` rows,
+``T.vectorized`` columns: two vectors per row; 8 x 32 with 16 zmm accumulators on
+AVX-512, 4 x 16 with 8 ymm accumulators on AVX2), the init decomposed before the K
+loop and the write-back ``reverse_compute_at`` after it; optionally B packed into
+tile-wide panels (``B_packed[j0, k, j1]``, the cache_read + transform_layout idea).
+Lowering moves the accumulator into the parallel loop at the tile's size
+(``CompactBufferAllocation``) and LLVM keeps it in registers.
 
-The FMA peak comes from a TVMScript kernel of 24 independent 16-lane accumulators
+The FMA peak comes from a TVMScript kernel of independent one-register accumulators
+(24 zmm on AVX-512, 12 ymm on AVX2)
 updated in an unrolled loop (``acc = acc * x + y``), on one core and on all cores.
 Timings drift on this machine (other work shares both cores): each figure is the best
 of several interleaved rounds, numpy's ``a @ b`` measured in the same rounds.
@@ -40,22 +42,28 @@ from mlcbench.runtime import cpu  # noqa: E402
 from mlcbench.script import from_source  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
 
-TILE_ROWS, TILE_COLS = 8, 32
-PEAK_ACCUMULATORS, PEAK_LANES, PEAK_ITERS = 24, 16, 200_000
+# The register tile fits the host: two vector registers wide, accumulators in half of
+# the register file (8 x 32 on AVX-512's 32 zmm registers, 4 x 16 on AVX2's 16 ymm).
+_HOST = Target("llvm")
+LANES = _HOST.vector_lanes(32)
+TILE_COLS = 2 * LANES
+TILE_ROWS = _HOST.vector_registers // 2 // 2
+VECTOR_REGISTER = {16: "zmm", 8: "ymm"}.get(LANES, "xmm")
+PEAK_ACCUMULATORS, PEAK_LANES, PEAK_ITERS = _HOST.vector_registers * 3 // 4, LANES, 200_000
 
 
 def scheduled_matmul(n: int = 1024, packed: bool = True) -> str:
-    """TVMScript of the scheduled matmul (``n`` a multiple of 32)."""
-    tiles_j = n // TILE_COLS
-    b_read = "B_packed[vj // 32, vk, vj % 32]" if packed else "B[vk, vj]"
+    """TVMScript of the scheduled matmul (``n`` a multiple of ``TILE_COLS``)."""
+    tiles_j, w = n // TILE_COLS, TILE_COLS
+    b_read = f"B_packed[vj // {w}, vk, vj % {w}]" if packed else "B[vk, vj]"
     pack = f'''
     for ax0 in T.parallel({tiles_j}):
         for ax1 in range({n}):
-            for ax2 in T.vectorized(32):
+            for ax2 in T.vectorized({w}):
                 with T.block("B_packed"):
                     v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
-                    B_packed[v0, v1, v2] = B[v1, v0 * 32 + v2]''' if packed else ""
-    alloc = f'B_packed = T.alloc_buffer(({tiles_j}, {n}, 32))' if packed else ""
+                    B_packed[v0, v1, v2] = B[v1, v0 * {w} + v2]''' if packed else ""
+    alloc = f'B_packed = T.alloc_buffer(({tiles_j}, {n}, {w}))' if packed else ""
     return f'''
 @T.prim_func
 def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
@@ -115,8 +123,8 @@ def schedule_matmul(n: int = 1024, packed: bool = False):
     """The same kernel made by Schedule primitives from the plain ``te`` matmul.
 
     ``packed=True`` adds ``cache_read`` of B (placed at the start of the function, so it
-    runs once per call) re-laid out by ``transform_layout`` into 32-wide panels
-    ``B_global[j // 32, k, j % 32]``; the packing loops are parallel and vectorized.
+    runs once per call) re-laid out by ``transform_layout`` into ``TILE_COLS``-wide
+    panels ``B_global[j // TILE_COLS, k, j % TILE_COLS]``; the packing loops are parallel and vectorized.
     Returns the Schedule; ``print(sch.trace)`` shows the steps as Python."""
     from mlcbench import te
     from mlcbench.tir import Schedule
@@ -145,7 +153,7 @@ def schedule_matmul(n: int = 1024, packed: bool = False):
 
 
 def _pack_b(sch, block) -> None:
-    """B -> panels of 32 columns, once per call, read by ``block`` (the K-loop update)."""
+    """B -> panels of ``TILE_COLS`` columns, once per call, read by ``block`` (the K-loop update)."""
     pack = sch.cache_read(block, "B", "global")
     sch.transform_layout(pack, ("write", 0), lambda k, j: (j // TILE_COLS, k, j % TILE_COLS))
     rows, cols = sch.get_loops(pack)
@@ -156,20 +164,20 @@ def _pack_b(sch, block) -> None:
 
 
 def check_register_tile(sch, lib) -> str:
-    """The lowered accumulator is the 8 x 32 tile, and the K loop keeps it in zmm
-    registers (FMAs on zmm, no stack traffic between them)."""
+    """The lowered accumulator is the register tile, and the K loop keeps it in vector
+    registers (FMAs on zmm / ymm, no stack traffic between them)."""
     from mlcbench.driver.build import lower
     lowered = lower(sch.mod).script()
     tile = f'T.allocate([{TILE_ROWS * TILE_COLS}], "float32", "local")'
     if tile not in lowered:
         raise AssertionError(f"expected the local accumulator {tile} in the lowered IR")
     asm = lib.get_source("asm")
-    fmas = [line for line in asm.splitlines() if "vfmadd" in line and "zmm" in line]
+    fmas = [line for line in asm.splitlines() if "vfmadd" in line and VECTOR_REGISTER in line]
     spills = [line for line in fmas if "rsp" in line]
     if len(fmas) < 2 * TILE_ROWS or spills:
-        raise AssertionError(f"expected >= {2 * TILE_ROWS} zmm FMAs without stack operands, "
+        raise AssertionError(f"expected >= {2 * TILE_ROWS} {VECTOR_REGISTER} FMAs without stack operands, "
                              f"found {len(fmas)} ({len(spills)} on the stack)")
-    return f"lowered tile {tile}; {len(fmas)} zmm FMAs, none on the stack"
+    return f"lowered tile {tile}; {len(fmas)} {VECTOR_REGISTER} FMAs, none on the stack"
 
 
 def scheduled_rows(n: int, rounds: int, verbose: bool = True) -> list[dict]:

@@ -106,6 +106,11 @@ class Target:
             return 256
         return 128
 
+    @property
+    def vector_registers(self) -> int:
+        """SIMD registers the code may keep values in: 32 with AVX-512, else 16 (x86-64)."""
+        return 32 if "avx512f" in self.features else 16
+
     def vector_lanes(self, dtype_bits: int = 32) -> int:
         """Lanes of one SIMD register for elements of ``dtype_bits`` (16 for float32 on AVX-512)."""
         return max(1, self.vector_width_bits // dtype_bits)

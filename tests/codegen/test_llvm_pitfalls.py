@@ -4,6 +4,7 @@ import pytest
 
 import mlcbench as tvm
 from mlcbench.script import from_source
+from mlcbench.target import Target
 
 
 def _fused_reduction(m, n, k):
@@ -44,7 +45,8 @@ def main(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 16), "float32"),
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="LLVM 22's loop vectorizer and unroller, together, "
+@pytest.mark.xfail(Target("llvm").vector_width_bits == 512, strict=True,
+                   reason="On AVX-512, LLVM 22's loop vectorizer and unroller, together, "
                    "miscompile an init under `if k == 0` inside a split fused spatial loop "
                    "(either one alone is correct); schedules that decompose_reduction, as "
                    "the default schedules and the tuner do, never produce this shape")

@@ -13,14 +13,14 @@ last, contiguous index) the schedule is the classic CPU GEMM one::
         for ax0, ax1 in ..: C[..] = epilogue(C_local[..])
 
 ``rows`` x ``cols`` is chosen from the target: ``cols`` two vector registers wide
-(32 fp32 on AVX-512), ``rows`` so the accumulators fill about half the register file.
+(32 fp32 on AVX-512, 16 on AVX2), ``rows`` so the accumulators fill about half the
+register file (8 x 32 on AVX-512's 32 registers, 4 x 16 on AVX2's 16).
 """
 from __future__ import annotations
 
 from ..analysis import BlockInfo, iter_vars_of, total_extent
 from .common import choose_vector_tile, float_bits, inline_injective_consumers
 
-VECTOR_REGISTERS = 32
 # Multiply-adds below which a contraction stays on one thread (~10 us of work).
 PARALLEL_MIN_MACS = 1 << 20
 MAX_ROWS = 16
@@ -72,9 +72,10 @@ def _extent(iv) -> int:
     return int(iv.dom.extent.value)
 
 
-def choose_rows(extent: int, col_vectors: int) -> int:
-    """Rows of the register tile: at most half the registers hold accumulators."""
-    budget = max(1, min(MAX_ROWS, (VECTOR_REGISTERS // 2) // max(1, col_vectors)))
+def choose_rows(extent: int, col_vectors: int, registers: int) -> int:
+    """Rows of the register tile: at most half of the ``registers`` hold accumulators
+    (the rest hold B's vectors and A's broadcasts, so nothing spills)."""
+    budget = max(1, min(MAX_ROWS, (registers // 2) // max(1, col_vectors)))
     if extent <= budget:
         return extent
     for rows in range(budget, max(1, budget // 2) - 1, -1):
@@ -94,7 +95,7 @@ def choose_tiles(info: BlockInfo, loads, target):
     row_iv, col_iv = axes
     lanes = target.vector_lanes(float_bits(info))
     cols = choose_vector_tile(_extent(col_iv), lanes)
-    rows = choose_rows(_extent(row_iv), -(-cols // lanes))
+    rows = choose_rows(_extent(row_iv), -(-cols // lanes), target.vector_registers)
     return row_iv, col_iv, rows, cols
 
 

@@ -34,7 +34,7 @@ def test_packing_runs_once_before_the_parallel_tiles():
     assert isinstance(first, For) and first.kind.name == "PARALLEL"
     assert first.body.body.body.block.name_hint == "B_global"
     assert [tuple(int(s.value) for s in b.shape) for b in func.body.block.alloc_buffers
-            if b.name == "B_global"] == [(N // 32, N, 32)]
+            if b.name == "B_global"] == [(N // bench.TILE_COLS, N, bench.TILE_COLS)]
     update = sch.get(sch.get_block("C_update"))
     assert "B_global" in [r.buffer.name for r in update.reads]
     assert isinstance(kernel, For) and kernel.kind.name == "PARALLEL"
