@@ -50,7 +50,8 @@ class XGBTuner(Tuner):
     loss_type
         "reg" (squared error on normalized throughput) or "rank" (pairwise ranking).
     num_threads
-        xgboost threads (default: every core).
+        xgboost threads (default 1: the data are a few hundred rows, and more threads
+        only wait on each other, on a busy machine 100 ms per boosting round).
     exhaustive_limit
         Spaces up to this size are scored whole; larger ones by simulated annealing.
     """
@@ -71,7 +72,7 @@ class XGBTuner(Tuner):
         self._features: dict[int, np.ndarray] = {}
         width = len(self._feature(0))
         self.model = XGBModel(extractor=_FeatureWidth(width), objective=loss_type,
-                              config=XGBConfig(nthread=num_threads), num_warmup_samples=0,
+                              config=XGBConfig(nthread=num_threads or 1), num_warmup_samples=0,
                               num_boost_round=60, adaptive_training=False,
                               seed=int(self.rng.integers(2 ** 31)))
         self.measured = 0
