@@ -18,7 +18,7 @@ from .driver.build import build, lower
 
 # Higher layers load on first use (``mlcbench.relax``, ``from mlcbench import te``) so
 # that ``import mlcbench`` stays fast.
-_LAZY_SUBPACKAGES = ("te", "topi", "dlight", "relax")
+_LAZY_SUBPACKAGES = ("te", "topi", "dlight", "relax", "meta_schedule", "autotvm")
 
 
 def __getattr__(name):

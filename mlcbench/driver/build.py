@@ -6,12 +6,63 @@ Example::
     lib["mm_relu"](a_nd, b_nd, c_nd)
     print(lib.get_source("ll"))          # the optimized LLVM IR
 
+The older tutorials' spelling with a te schedule and its arguments works too::
+
+    s = te.create_schedule(C.op)
+    func = mlcbench.build(s, [A, B, C], target="llvm", name="mmult")
+    print(mlcbench.lower(s, [A, B, C]))
+
 The implementation lives in :mod:`mlcbench.tir.build`, below the graph IR, so that
 ``relax.build`` compiles its kernels with the same code; this driver module keeps the
-public spelling ``mlcbench.build`` / ``mlcbench.driver.build.build``.
+public spelling ``mlcbench.build`` / ``mlcbench.driver.build.build`` and turns te
+schedules (and ``tir.Schedule`` objects) into PrimFuncs first.
 """
-from ..tir.build import (as_module, build, build_lowered, kernel_spec, kernel_symbol, lower,
-                         resolve_target)
+import sys
+
+from ..tir import build as _tir
+from ..tir.build import as_module, build_lowered, kernel_spec, kernel_symbol, resolve_target
 
 __all__ = ["as_module", "build", "build_lowered", "kernel_spec", "kernel_symbol", "lower",
            "resolve_target"]
+
+
+def _te_schedule_type():
+    # a te schedule exists only once mlcbench.te.schedule was imported: no import needed
+    module = sys.modules.get("mlcbench.te.schedule")
+    return None if module is None else module.Schedule
+
+
+def _scheduled(inputs, args, name):
+    """A te schedule with its arguments, or a tir.Schedule, as a PrimFunc / IRModule."""
+    te_schedule = _te_schedule_type()
+    if te_schedule is not None and isinstance(inputs, te_schedule):
+        if args is None:
+            from ..ir.errors import ScheduleError
+            raise ScheduleError("build/lower of a te schedule needs its arguments: "
+                                "build(s, [A, B, C], target='llvm')")
+        return inputs.to_prim_func(list(args), name or "main")
+    from ..tir.schedule import Schedule
+    return inputs.mod if isinstance(inputs, Schedule) else inputs
+
+
+def build(inputs, args=None, target=None, name=None):
+    """Compile a PrimFunc, an IRModule, a tir.Schedule, or a te schedule with ``args``.
+
+    For a PrimFunc or an IRModule the second positional argument is the target, as in
+    TVM unity (``build(mod, "llvm")``); for a te schedule it is the argument list, as in
+    the older TVM (``build(s, [A, B, C], "llvm", name="mmult")``).
+    """
+    te_schedule = _te_schedule_type()
+    if te_schedule is None or not isinstance(inputs, te_schedule):
+        if args is not None and not isinstance(args, (list, tuple)):
+            # build(mod, target, name): the older positional order of this function
+            name = target if name is None else name
+            target, args = args, None
+    return _tir.build(_scheduled(inputs, args, name), target, name)
+
+
+def lower(inputs, args=None, name: str = "main", simple_mode: bool = False):
+    """Lower scheduled TensorIR (or a te schedule with ``args``) for code generation."""
+    if isinstance(args, str):
+        name, args = args, None
+    return _tir.lower(_scheduled(inputs, args, name), name)

@@ -16,6 +16,7 @@ from ..tir.op import (abs, ceil, cos, erf, exp, exp2, floor, floordiv, floormod,
                       truncdiv, truncmod)
 from ..tir.op import all, any  # noqa: A004
 from .create_prim_func import create_prim_func
+from .schedule import create_schedule
 from .operation import compute, placeholder, size_var, var
 from .reduction import CommReducer, Reduce, TensorAxis, comm_reducer, max, min, reduce_axis, sum
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor

@@ -1,0 +1,161 @@
+"""te.create_schedule: recorded stage steps replay onto tir.Schedule; results match numpy."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mlcbench
+from mlcbench import te, tir
+from mlcbench.ir import assert_structural_equal
+from mlcbench.ir.errors import ScheduleError
+
+
+def matmul(n=16, m=16, k=16):
+    A = te.placeholder((n, k), name="A")
+    B = te.placeholder((k, m), name="B")
+    r = te.reduce_axis((0, k), name="k")
+    C = te.compute((n, m), lambda y, x: te.sum(A[y, r] * B[r, x], axis=r), name="C")
+    return A, B, C
+
+
+def run(s, args, shapes):
+    lib = mlcbench.build(s, args, target="llvm")
+    rng = np.random.default_rng(0)
+    a, b = (rng.random(shape).astype("float32") for shape in shapes)
+    c = mlcbench.nd.empty((shapes[0][0], shapes[1][1]), "float32")
+    lib(mlcbench.nd.array(a), mlcbench.nd.array(b), c)
+    return c.numpy(), a @ b
+
+
+def test_split_reorder_equals_tir_schedule():
+    A, B, C = matmul()
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    (k,) = s[C].op.reduce_axis
+    yo, yi = s[C].split(y, factor=4)
+    xo, xi = s[C].split(x, nparts=2)
+    s[C].reorder(yo, xo, k, yi, xi)
+    s[C].vectorize(xi)
+
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    block = sch.get_block("C")
+    i, j, kk = sch.get_loops(block)
+    i0, i1 = sch.split(i, [None, 4])
+    j0, j1 = sch.split(j, [2, None])
+    sch.reorder(i0, j0, kk, i1, j1)
+    sch.vectorize(j1)
+    sch.decompose_reduction(block, kk)
+    assert_structural_equal(s.to_tir_schedule([A, B, C]).mod, sch.mod)
+
+
+def test_cache_write_compute_at_equals_tir_schedule():
+    A, B, C = matmul()
+    s = te.create_schedule(C.op)
+    CC = s.cache_write(C, "global")
+    y, x = s[C].op.axis
+    yo, yi = s[C].split(y, factor=8)
+    xo, xi = s[C].split(x, factor=8)
+    s[C].reorder(yo, xo, yi, xi)
+    s[CC].compute_at(s[C], xo)
+    fused = s[C].fuse(yo, xo)
+    s[C].parallel(fused)
+
+    sch = tir.Schedule(te.create_prim_func([A, B, C]))
+    block = sch.get_block("C")
+    copy = sch.cache_write(block, 0, "global")
+    i, j = sch.get_loops(copy)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 8])
+    sch.reorder(i0, j0, i1, j1)
+    sch.compute_at(block, j0, preserve_unit_loops=True)
+    sch.parallel(sch.fuse(i0, j0))
+    sch.decompose_reduction(block, sch.get_loops(block)[-1])
+    assert_structural_equal(s.to_tir_schedule([A, B, C]).mod, sch.mod)
+
+
+def test_tiled_matmul_matches_numpy():
+    A, B, C = matmul(32, 32, 32)
+    s = te.create_schedule(C.op)
+    CC = s.cache_write(C, "global")
+    xo, yo, xi, yi = s[C].tile(*s[C].op.axis, 8, 16)
+    s[CC].compute_at(s[C], yo)
+    yc, xc = s[CC].op.axis
+    (kc,) = s[CC].op.reduce_axis
+    ko, ki = s[CC].split(kc, factor=4)
+    s[CC].reorder(ko, yc, ki, xc)
+    s[CC].unroll(ki)
+    s[CC].vectorize(xc)
+    got, want = run(s, [A, B, C], [(32, 32), (32, 32)])
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_compute_inline_and_lower():
+    A = te.placeholder((8, 8), name="A")
+    B = te.compute((8, 8), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((8, 8), lambda i, j: B[i, j] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_inline()
+    text = mlcbench.lower(s, [A, C]).script()
+    assert "B_1" not in text and "T.float32(2)" in text
+    lib = mlcbench.build(s, [A, C], "llvm", name="add_mul")
+    a = np.arange(64, dtype="float32").reshape(8, 8)
+    c = mlcbench.nd.empty((8, 8), "float32")
+    lib["add_mul"](mlcbench.nd.array(a), c)
+    np.testing.assert_allclose(c.numpy(), a * 2 + 1)
+
+
+def test_split_axis_extents_follow_factors():
+    A, B, C = matmul(20, 16, 16)
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    yo, yi = s[C].split(y, factor=8)
+    assert (y.dom.extent, yo.extent, yi.extent) == (20, 3, 8)
+    assert s[C].fuse(yo, yi).extent == 24
+
+
+def test_reusing_a_split_axis_is_refused():
+    A, B, C = matmul()
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    s[C].split(y, factor=4)
+    with pytest.raises(ScheduleError, match="not a current loop"):
+        s[C].split(y, factor=2)
+    with pytest.raises(ScheduleError, match="placeholder"):
+        s[A]
+
+
+def test_tir_errors_surface_when_lowering():
+    A, B, C = matmul()
+    s = te.create_schedule(C.op)
+    (k,) = s[C].op.reduce_axis
+    s[C].parallel(k)
+    with pytest.raises(ScheduleError):
+        mlcbench.lower(s, [A, B, C])
+
+
+def test_compute_at_after_split_is_refused():
+    A, B, C = matmul()
+    s = te.create_schedule(C.op)
+    CC = s.cache_write(C, "global")
+    y, x = s[C].op.axis
+    s[CC].split(s[CC].op.axis[0], factor=2)
+    with pytest.raises(ScheduleError, match="call compute_at first"):
+        s[CC].compute_at(s[C], x)
+
+
+@settings(max_examples=8, deadline=None)
+@given(fy=st.sampled_from([1, 3, 4, 16]), fx=st.sampled_from([2, 5, 8]),
+       fk=st.sampled_from([1, 4, 7]), vec=st.booleans())
+def test_random_split_factors_match_numpy(fy, fx, fk, vec):
+    A, B, C = matmul(16, 16, 16)
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    (k,) = s[C].op.reduce_axis
+    yo, yi = s[C].split(y, factor=fy)
+    xo, xi = s[C].split(x, factor=fx)
+    ko, ki = s[C].split(k, factor=fk)
+    s[C].reorder(yo, xo, ko, ki, yi, xi)
+    if vec:
+        s[C].vectorize(xi)
+    got, want = run(s, [A, B, C], [(16, 16), (16, 16)])
+    np.testing.assert_allclose(got, want, rtol=1e-5)
