@@ -71,7 +71,9 @@ def test_tasks_and_curves_from_rounds(synthetic_rounds):
     assert [(t.name, t.rounds, t.trials, t.errors, t.best_gflops) for t in dashboard.tasks] == [
         ("dense", 2, 4, 0, 4.0), ("relu", 1, 2, 1, 0.5)]
     curves = dashboard.curves()
-    assert curves["dense"]["trials"] == ([2, 4], [2.0, 4.0])
+    assert curves["dense"]["trials"] == ([1, 2, 3, 4], [1.0, 2.0, 4.0, 4.0])
+    xs, ys = curves["relu"]["trials"]
+    assert xs == [1, 2] and math.isnan(ys[0]) and ys[1] == 0.5    # first one crashed
     assert curves["dense"]["points"] == ([1, 2, 3, 4], [1.0, 2.0, 4.0, 0.7])
     assert curves["dense"]["time"] == ([1.5, 4.0], [2.0, 4.0])   # relu's 0.5 s in between
     assert curves["relu"]["points"] == ([2], [0.5])              # the crash is no point
@@ -81,8 +83,9 @@ def test_progress_figure_plots_those_curves(synthetic_rounds):
     fig = fed(TuningDashboard(), synthetic_rounds).progress_figure()
     by_trials, by_time = fig.axes
     dense, relu = by_trials.lines
-    assert list(dense.get_xdata()) == [2, 4] and list(dense.get_ydata()) == [2.0, 4.0]
-    assert list(relu.get_ydata()) == [0.5]
+    assert list(dense.get_xdata()) == [1, 2, 3, 4]
+    assert list(dense.get_ydata()) == [1.0, 2.0, 4.0, 4.0]
+    assert list(relu.get_ydata())[1:] == [0.5]
     np.testing.assert_array_equal(by_trials.collections[0].get_offsets(),
                                   [[1, 1.0], [2, 2.0], [3, 4.0], [4, 0.7]])
     assert [list(line.get_xdata()) for line in by_time.lines] == [[1.5, 4.0], [2.0]]
@@ -157,7 +160,7 @@ def test_real_rounds_and_database_records(tuned):
     assert dashboard.tasks[0].best_gflops == pytest.approx(best.gflops)
     assert dashboard.best_script() == expected.as_schedule().mod.script()
     by_trials = dashboard.progress_figure().axes[0]
-    assert list(by_trials.lines[0].get_xdata()) == [4, 8]
+    assert list(by_trials.lines[0].get_xdata()) == list(range(1, 9))
     assert by_trials.lines[0].get_ydata()[-1] == pytest.approx(rounds[-1].best_gflops)
     assert len(by_trials.collections[0].get_offsets()) == 8
 

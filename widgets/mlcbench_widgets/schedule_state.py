@@ -170,12 +170,17 @@ def replay_steps(initial: ScheduleState, trace: Trace) -> list[tuple[str, Schedu
     lines = trace.as_python()
     steps, end = [], 0
     for k, inst in enumerate(trace.insts):
-        if inst.kind in _QUIET and k < len(trace.insts) - 1:
+        last = k == len(trace.insts) - 1
+        if inst.kind in _QUIET and not last:
             continue
         schedule = Schedule(initial.mod)
         schedule.work_on(initial.func_name)
         Trace(trace.insts[:k + 1]).apply_to_schedule(schedule)
+        state = ScheduleState(schedule, initial.func_name)
+        if inst.kind in _QUIET and steps:        # trailing lookups join the last step
+            steps[-1] = (steps[-1][0], state)
+            continue
         label = lines[k] if k == end else f"{lines[k]}  (+{k - end} lookups)"
-        steps.append((f"tuned: {label}", ScheduleState(schedule, initial.func_name)))
+        steps.append((f"tuned: {label}", state))
         end = k + 1
     return steps

@@ -145,7 +145,8 @@ class TuningDashboard:
 
     # -- the plots ------------------------------------------------------------------------------
     def curves(self) -> dict:
-        """Per task: best-so-far ``trials``, candidate ``points`` and best vs ``time``."""
+        """Per task: best so far after each trial (``trials``), every valid candidate
+        (``points``) and best so far after each round against wall time (``time``)."""
         records = self.records
         return {task: {"trials": model.best_curve(self._rounds, records, task),
                        "points": model.candidate_points(self._rounds, records, task),

@@ -39,7 +39,7 @@ class TuningDashboardUI:
         self.progress_image = W.Image(format="png")
         self.round_dropdown = W.Dropdown(description="round", layout=W.Layout(width="95%"))
         self.round_dropdown.observe(self._on_round, names="value")
-        self.cost_model_image = W.Image(format="png")
+        self.cost_model_image = W.Image(format="png", layout=W.Layout(align_self="flex-start"))
         self.records_view = W.HTML()
         self._build_best_tab()
         self.tabs = W.Tab(children=[

@@ -7,7 +7,7 @@ functions here join the two, so the dashboard (and its tests) read the same rows
 
     rows = records_from_database(database, rounds)   # or records_from_rounds(rounds)
     [t.name for t in task_progress(rounds, rows)]    # ['main']
-    best_curve(rounds, rows, "main")                 # ([8, 16], [1.9, 4.2])
+    best_curve(rounds, rows, "main")                 # ([1, 2, 3], [1.9, 1.9, 4.2])
 """
 from __future__ import annotations
 
@@ -158,18 +158,17 @@ def task_progress(rounds, records) -> list[TaskProgress]:
 
 
 def best_curve(rounds, records, task: str) -> tuple[list, list]:
-    """``(trials, best GFLOPS so far)``: after each round of ``task``, or, for a task no
-    round reported, after each of its records. NaN until a candidate is valid."""
+    """``(trial number, best GFLOPS so far)`` after every candidate of ``task``, from its
+    rounds when tuning reported any, else from its records. NaN until one is valid."""
     own = [r for r in rounds if r.task_name == task]
-    if own:
-        return [r.trials for r in own], [_nan(r.best_gflops) for r in own]
-    best, xs, ys = math.nan, [], []
-    for k, rec in enumerate([rec for rec in records if rec.task == task], start=1):
-        if rec.gflops is not None and not best >= rec.gflops:
-            best = rec.gflops
-        xs.append(k)
+    speeds = ([c.gflops for r in own for c in r.candidates] if own else
+              [rec.gflops for rec in records if rec.task == task])
+    best, ys = math.nan, []
+    for gflops in speeds:
+        if gflops is not None and not best >= gflops:
+            best = gflops
         ys.append(best)
-    return xs, ys
+    return list(range(1, len(ys) + 1)), ys
 
 
 def best_vs_time(rounds, task: str) -> tuple[list, list]:
