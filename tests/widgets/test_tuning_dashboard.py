@@ -241,3 +241,24 @@ def test_explorer_from_a_hand_written_trace(matmul):
 def test_rejects_what_is_not_a_source():
     with pytest.raises(MLCBenchError, match="expected a meta_schedule Database"):
         TuningDashboard(42)
+
+
+def test_whole_model_tuning_has_one_row_per_kernel():
+    from mlcbench.driver.models import export_digits_model
+    mod = export_digits_model("mlp", 1)[0]
+    kernels = {t.task_name: t.mod for t in ms.extract_tasks(mod, TARGET)}
+    dashboard, measurer = TuningDashboard(), FakeMeasurer()
+    database = ms.tune_relax(mod, None, TARGET, None, 12, num_trials_per_iter=2,
+                             builder=measurer.builder, runner=measurer.runner,
+                             database="memory", strategy="replay-trace", cost_model="random",
+                             seed=1, task_scheduler="round-robin", progress_bar=False,
+                             callbacks=[dashboard])
+    dashboard.load(database)
+    assert sorted(dashboard.task_names) == sorted(kernels) and len(kernels) > 1
+    assert sum(t.trials for t in dashboard.tasks) == 12 == len(dashboard.records)
+    for name in kernels:
+        tvm.ir.assert_structural_equal(dashboard.best(name).workload, kernels[name])
+    assert len(dashboard.progress_figure().axes[0].lines) == len(kernels)
+    name = dashboard.task_names[-1]
+    explorer = dashboard.open_in_explorer(name)
+    tvm.ir.assert_structural_equal(explorer.mod, dashboard.best(name).schedule().mod)
