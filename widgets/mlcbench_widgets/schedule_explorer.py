@@ -31,7 +31,7 @@ from .primitives import PRIMITIVES, format_call
 from .render import unified_diff
 from .roofline import KernelCounts, MachinePeaks, count_flops_and_bytes, measure_machine_peaks
 from .roofline import plot_roofline
-from .schedule_state import ScheduleState
+from .schedule_state import ScheduleState, replay_steps
 
 __all__ = ["ScheduleExplorer", "StepComparison"]
 
@@ -97,6 +97,22 @@ class ScheduleExplorer:
         self._peaks = peaks
         self._listeners: list = []
         self._widget = None
+
+    @classmethod
+    def from_trace(cls, mod_or_func, trace, func_name: str | None = None,
+                   **kwargs) -> "ScheduleExplorer":
+        """An explorer whose history replays ``trace`` (a tuning record's, say) on the
+        unscheduled ``mod_or_func``: one step per instruction that changes the program,
+        so undo walks back through the tuned schedule and new steps branch from it.
+
+        >>> record = database.query_tuning_record(mod)              # doctest: +SKIP
+        >>> ScheduleExplorer.from_trace(mod, record.trace).current  # doctest: +SKIP
+        Step(9, 'tuned: sch.parallel(loop=l12)')
+        """
+        explorer = cls(mod_or_func, func_name, **kwargs)
+        for label, state in replay_steps(explorer.state, trace):
+            explorer.history.add(label, state)
+        return explorer
 
     # -- the current step -----------------------------------------------------------------
     @property

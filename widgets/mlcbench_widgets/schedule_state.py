@@ -16,12 +16,18 @@ reuse the handles, so the trace reads like hand-written schedule code::
 from __future__ import annotations
 
 from mlcbench.ir import ScheduleError
-from mlcbench.tir import BlockRV, LoopRV, Schedule
+from mlcbench.tir import BlockRV, LoopRV, Schedule, Trace
 
 from .loop_tree import LoopTree
 from .primitives import BLOCK, BLOCK_OR_LOOP, LOOP, LOOPS, lookup
 
-__all__ = ["ScheduleState", "pick_function"]
+__all__ = ["ScheduleState", "pick_function", "replay_steps"]
+
+# Instructions that look something up, sample a value or mark a phase: a replayed step
+# folds them into the next instruction that changes the program.
+_QUIET = {"get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
+          "sample_perfect_tile", "sample_categorical", "sample_compute_location",
+          "enter_postproc"}
 
 
 def pick_function(mod, func_name: str | None) -> str:
@@ -151,3 +157,30 @@ class ScheduleState:
                 self._loop_rvs[self.schedule.get(rv).loop_var] = rv
         alive = {row.var for row in self.tree.loops}
         self._loop_rvs = {var: rv for var, rv in self._loop_rvs.items() if var in alive}
+
+
+def replay_steps(initial: ScheduleState, trace: Trace) -> list[tuple[str, ScheduleState]]:
+    """``(label, state)`` per program-changing instruction of ``trace`` replayed on
+    ``initial``, lookups and samples folded into the step that uses them; the last
+    state holds the whole trace.
+
+    Each state replays its prefix on a fresh schedule, so every step is a schedule a
+    learner could have built by hand and every later ``apply`` starts from clean handles.
+    """
+    lines = trace.as_python()
+    steps, end = [], 0
+    for k, inst in enumerate(trace.insts):
+        last = k == len(trace.insts) - 1
+        if inst.kind in _QUIET and not last:
+            continue
+        schedule = Schedule(initial.mod)
+        schedule.work_on(initial.func_name)
+        Trace(trace.insts[:k + 1]).apply_to_schedule(schedule)
+        state = ScheduleState(schedule, initial.func_name)
+        if inst.kind in _QUIET and steps:        # trailing lookups join the last step
+            steps[-1] = (steps[-1][0], state)
+            continue
+        label = lines[k] if k == end else f"{lines[k]}  (+{k - end} lookups)"
+        steps.append((f"tuned: {label}", state))
+        end = k + 1
+    return steps
