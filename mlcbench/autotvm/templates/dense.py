@@ -39,8 +39,8 @@ def _operands(name: str, data, weight, bias, weight_layout: str):
     n_extent = int(W.shape[0] if weight_layout == "NK" else W.shape[1])
     w_k = int(W.shape[1] if weight_layout == "NK" else W.shape[0])
     if w_k != k_extent:
-        raise TuningError(f"{name}: data has {k_extent} columns but the {weight_layout} weight "
-                          f"of shape {tuple(W.shape)} reduces over {w_k}")
+        raise TuningError(f"{name}: data has {k_extent} columns but the {weight_layout} "
+                          f"weight of shape {tuple(W.shape)} reduces over {w_k}")
     return A, W, int(A.shape[0]), n_extent, k_extent
 
 
