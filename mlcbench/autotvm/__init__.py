@@ -31,6 +31,7 @@ configs; the best record is applied when the template is called again::
         s, args = matmul(512, 512, 512, "float32")
 """
 from . import callback, measure, record, task, tuner
+from . import templates  # registers dense.x86, dense_pack.x86, conv2d_nchw.x86
 from .measure import (LocalBuilder, LocalRunner, MeasureErrorNo, MeasureInput, MeasureResult,
                       measure_option)
 from .task import (ApplyConfig, ApplyHistoryBest, ConfigEntity, ConfigSpace, DispatchContext,

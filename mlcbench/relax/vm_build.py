@@ -16,8 +16,9 @@ The steps, each visible to ``PassContext`` instruments:
 3. kernels get a schedule unless they have one: a PrimFunc marked
    ``tir.is_scheduled``, or with a loop that is parallel, vectorized, unrolled or bound
    (someone scheduled it), is kept; else ``schedule_lookup`` is asked (a tuning
-   database's best record, say), and what it does not cover gets the default CPU rules
-   of ``mlcbench.dlight``;
+   database's best record, say), then the lookup of the active tuning context (inside
+   ``with autotvm.apply_history_best(log):``), and what neither covers gets the default
+   CPU rules of ``mlcbench.dlight``;
 4. TIR lowering and code generation (:func:`mlcbench.tir.build.build`) into one runtime
    Module, and VM code generation for every Relax function.
 """
@@ -48,6 +49,12 @@ SCHEDULE_LOOKUP_CONFIG = "relax.build.schedule_lookup"
 
 ScheduleLookup = Callable   # (func: PrimFunc, name: str, target: Target) -> PrimFunc | None
 
+CONTEXT_SCHEDULE_LOOKUP = "relax.build.context_schedule_lookup"
+"""Name of a global function ``() -> ScheduleLookup | None`` that a tuning library
+registers: the lookup of whatever tuning context is active where ``build`` is called
+(``with autotvm.apply_history_best(log):``), asked for the kernels the explicit
+lookup leaves to the default schedule."""
+
 
 def build(mod, target=None, pipeline=None, schedule_lookup: ScheduleLookup | None = None
           ) -> Executable:
@@ -73,7 +80,7 @@ def build(mod, target=None, pipeline=None, schedule_lookup: ScheduleLookup | Non
     """
     mod = _as_module(mod)
     target = resolve_target(target)
-    lookup = schedule_lookup or PassContext.current().config.get(SCHEDULE_LOOKUP_CONFIG)
+    lookup = resolve_schedule_lookup(schedule_lookup)
     with target:
         mod = _as_pass(pipeline)(mod)
         if needs_vm_lowering(mod):
@@ -85,6 +92,22 @@ def build(mod, target=None, pipeline=None, schedule_lookup: ScheduleLookup | Non
     ctx = ModuleContext(kernel_names, lib.kernel_specs, relax_names)
     functions = {name: compile_function(mod[gv], name, ctx) for gv, name in relax_names.items()}
     return Executable(lib, {"format": 1, "functions": functions}, ctx.constants)
+
+
+def resolve_schedule_lookup(schedule_lookup: ScheduleLookup | None = None):
+    """The lookup ``build`` uses: ``schedule_lookup`` (else the PassContext's), then the
+    active tuning context's (see ``CONTEXT_SCHEDULE_LOOKUP``) for what it leaves."""
+    from ..runtime.registry import get_global_func
+    explicit = schedule_lookup or PassContext.current().config.get(SCHEDULE_LOOKUP_CONFIG)
+    provider = get_global_func(CONTEXT_SCHEDULE_LOOKUP, allow_missing=True)
+    contextual = provider() if provider is not None else None
+    if explicit is None or contextual is None:
+        return explicit or contextual
+
+    def chained(func, name, target):
+        found = explicit(func, name, target)
+        return found if found is not None else contextual(func, name, target)
+    return chained
 
 
 def _as_module(mod) -> IRModule:
@@ -205,5 +228,6 @@ def _compile_kernels(kernels: dict, target) -> Module:
     return Module({}, keepalive=compiled.keepalive, artifact=compiled.artifact)
 
 
-__all__ = ["SCHEDULE_LOOKUP_CONFIG", "build", "looks_scheduled", "needs_vm_lowering",
-           "schedule_kernels", "unique_prim_funcs"]
+__all__ = ["CONTEXT_SCHEDULE_LOOKUP", "SCHEDULE_LOOKUP_CONFIG", "build", "looks_scheduled",
+           "needs_vm_lowering", "resolve_schedule_lookup", "schedule_kernels",
+           "unique_prim_funcs"]

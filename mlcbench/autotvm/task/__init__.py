@@ -4,3 +4,4 @@ from .dispatcher import (ApplyConfig, ApplyHistoryBest, DispatchContext, Fallbac
 from .space import (AnnotateEntity, ConfigEntity, ConfigSpace, FallbackConfigEntity,
                     OtherOptionEntity, ReorderEntity, SplitEntity)
 from .task import TASK_TABLE, Task, create, estimate_flop, get_config, template
+from .relax_integration import extract_from_program

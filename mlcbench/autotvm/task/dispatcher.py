@@ -42,6 +42,20 @@ class DispatchContext:
     def _query_inside(self, target, workload):
         raise NotImplementedError
 
+    def best_record(self, target, workload):
+        """``(mean cost, config)`` of the best record of ``workload`` in this context or
+        the ones it is nested in; None when none has one (no fallback config)."""
+        context = self
+        while context is not None and not isinstance(context, FallbackContext):
+            hit = context._record_inside(target, workload)
+            if hit is not None:
+                return hit
+            context = getattr(context, "_parent", None)
+        return None
+
+    def _record_inside(self, target, workload):
+        return None
+
     @staticmethod
     def current() -> "DispatchContext":
         stack = getattr(_LOCAL, "stack", None)
@@ -99,10 +113,13 @@ class ApplyHistoryBest(DispatchContext):
                     table[key] = (cost, inp.config)
 
     def _query_inside(self, target, workload):
-        kind = _target_kind(target)
-        hit = self.best_by_target.get((kind, workload)) if kind is not None else \
-            self.best_by_workload.get(workload)
+        hit = self._record_inside(target, workload)
         return None if hit is None else hit[1]
+
+    def _record_inside(self, target, workload):
+        kind = _target_kind(target)
+        return self.best_by_target.get((kind, workload)) if kind is not None else \
+            self.best_by_workload.get(workload)
 
 
 class FallbackContext(DispatchContext):

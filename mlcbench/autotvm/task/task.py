@@ -98,6 +98,7 @@ class Task:
         self._space = None
         self._flop = None
         self._reference = None
+        self.count = 1      # calls of a model the task covers (see extract_from_program)
 
     @property
     def workload(self) -> tuple:
