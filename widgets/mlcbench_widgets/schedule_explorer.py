@@ -32,6 +32,7 @@ from .render import unified_diff
 from .roofline import KernelCounts, MachinePeaks, count_flops_and_bytes, measure_machine_peaks
 from .roofline import plot_roofline
 from .schedule_state import ScheduleState, replay_steps
+from .widget_model import WidgetModel
 
 __all__ = ["ScheduleExplorer", "StepComparison"]
 
@@ -66,7 +67,7 @@ class StepComparison:
         return self.summary() + "\n" + (self.diff or "(same IR)")
 
 
-class ScheduleExplorer:
+class ScheduleExplorer(WidgetModel):
     """Explore schedules of one PrimFunc of ``mod_or_func`` (see the module docstring).
 
     Parameters
@@ -95,8 +96,7 @@ class ScheduleExplorer:
         self._runner = KernelRunner(state.mod, state.func_name, seed, target)
         self._counts: KernelCounts | None = None
         self._peaks = peaks
-        self._listeners: list = []
-        self._widget = None
+        super().__init__()
 
     @classmethod
     def from_trace(cls, mod_or_func, trace, func_name: str | None = None,
@@ -251,25 +251,9 @@ class ScheduleExplorer:
                              title=f"roofline of {self.func_name}")
 
     # -- the widget ---------------------------------------------------------------------------
-    def on_change(self, callback) -> None:
-        """Call ``callback(event)`` after every change: ``"step"`` or ``"run"``."""
-        self._listeners.append(callback)
-
-    def _changed(self, event: str) -> None:
-        for callback in self._listeners:
-            callback(event)
-
-    @property
-    def widget(self):
-        """The ipywidgets UI (built on first use)."""
-        if self._widget is None:
-            from .schedule_explorer_ui import ScheduleExplorerUI
-            self._widget = ScheduleExplorerUI(self)
-        return self._widget
-
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget.container)
+    def _make_ui(self):
+        from .schedule_explorer_ui import ScheduleExplorerUI
+        return ScheduleExplorerUI(self)
 
     def __repr__(self):
         return (f"ScheduleExplorer({self.func_name!r}, step {self.current.index} of "

@@ -26,11 +26,12 @@ from mlcbench.ir import MLCBenchError
 
 from . import tuning_model as model
 from .tuning_plots import correlation_title, plot_cost_model, plot_progress
+from .widget_model import WidgetModel
 
 __all__ = ["TuningDashboard"]
 
 
-class TuningDashboard:
+class TuningDashboard(WidgetModel):
     """Tuning progress, records and best schedules of one tuning run.
 
     Parameters
@@ -55,8 +56,7 @@ class TuningDashboard:
         self._cache_key = None
         self._records: list = []
         self._selected: int | None = None        # None: follow the latest round
-        self._listeners: list = []
-        self._widget = None
+        super().__init__()
         if source is not None:
             self.load(source)
 
@@ -195,24 +195,9 @@ class TuningDashboard:
         return ScheduleExplorer.from_trace(record.workload, record.trace, **kwargs)
 
     # -- the widget ---------------------------------------------------------------------------
-    def on_change(self, callback) -> None:
-        """Call ``callback(event)``: ``"round"``, ``"records"`` or ``"select"``."""
-        self._listeners.append(callback)
-
-    def _changed(self, event: str) -> None:
-        for callback in self._listeners:
-            callback(event)
-
-    @property
-    def widget(self):
-        if self._widget is None:
-            from .tuning_dashboard_ui import TuningDashboardUI
-            self._widget = TuningDashboardUI(self)
-        return self._widget
-
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget.container)
+    def _make_ui(self):
+        from .tuning_dashboard_ui import TuningDashboardUI
+        return TuningDashboardUI(self)
 
     def __repr__(self):
         tasks = ", ".join(f"{t.name}: {t.trials} trials" for t in self.tasks) or "no tasks"
