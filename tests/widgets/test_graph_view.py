@@ -91,6 +91,15 @@ def test_renders_svg_through_graphviz_when_available(view, monkeypatch):
     assert sources == [view.dot("before")]
 
 
+@pytest.mark.skipif(not graph_view.graphviz_available(),
+                    reason="needs graphviz: apt-get install graphviz; pip install graphviz")
+def test_real_dot_draws_fused_groups_as_boxes(view):
+    before, after = view.render("before"), view.render("after")
+    assert before.lstrip().startswith(("<?xml", "<svg", "<!--")) and "</svg>" in before
+    assert 'class="cluster"' in before and 'class="cluster"' not in after
+    assert "fused_matmul_add_relu" in after and "relu" in before
+
+
 def test_measure_times_both_and_outputs_agree(view):
     timing = view.measure(number=2)
     assert timing.before_seconds > 0 and timing.after_seconds > 0

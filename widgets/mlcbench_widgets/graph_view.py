@@ -131,14 +131,16 @@ class GraphView:
         """One graph as HTML: an SVG by ``dot``, or the text drawing and how to get dot."""
         if graphviz_available():
             import graphviz
-            return graphviz.Source(self.dot(which)).pipe(format="svg").decode()
+            svg = graphviz.Source(self.dot(which)).pipe(format="svg").decode()
+            # shrink to the page's half rather than overflow it (dot's SVG has a viewBox)
+            return svg.replace("<svg ", '<svg style="max-width: 100%; height: auto" ', 1)
         drawing = to_text(self._graph(which), f"{self.function} {which} fusion")
         return (f"<p><i>{html.escape(INSTALL_HINT)}</i></p>"
                 f"<pre>{html.escape(drawing)}</pre>")
 
     def html(self) -> str:
         """Before | after side by side, then the edge table with each reason."""
-        cells = "".join(f"<td style='vertical-align:top'>{self.render(w)}</td>"
+        cells = "".join(f"<td style='vertical-align:top; width:50%'>{self.render(w)}</td>"
                         for w in ("before", "after"))
         counts = self.kernel_counts
         return (f"<p>kernels: {counts['before']} before fusion, {counts['after']} after</p>"
