@@ -432,7 +432,7 @@ def test_fusion_cuts_the_kernels_launched(name, unfused):
 
 def peak_live_bytes(func):
     """The most intermediate bytes alive at once, from the dataflow block's liveness:
-    no plan can use less storage than this."""
+    no plan can use less storage than this unless a kernel writes over its input."""
     bindings = [b for block in func.body.blocks for b in block.bindings]
     sizes, last_use = {}, {}
     for index, binding in enumerate(bindings):
@@ -455,9 +455,10 @@ def test_memory_plan_of_the_cnn_at_batch_64():
     lower_bound = peak_live_bytes(legalized["forward"])
     # conv output, bias add output and the reshaped bias are alive together
     assert lower_bound == 2 * 64 * 8 * 8 * 8 * 4 + 8 * 4
-    assert lower_bound <= usage.storage_bytes <= 1.1 * lower_bound
-    # Not quite half: the lower bound alone is 47.8% of the sum; the plan reaches 51.7%.
-    assert usage.storage_bytes < 0.52 * usage.intermediate_bytes
+    # The bias add and relu write over the conv output in place, so the plan goes below
+    # the bound of tensors that are alive together: one 128 KiB storage for all three.
+    assert usage.storage_bytes < lower_bound
+    assert usage.storage_bytes < 0.5 * usage.intermediate_bytes
     ex = relax.build(legalized, "llvm", pipeline="vm_lowering")
     assert ex.planned_storage_bytes("forward") == usage.storage_bytes
 

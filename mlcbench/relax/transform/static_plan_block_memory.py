@@ -16,6 +16,12 @@ it::
     ...
     alloc2 = R.memory.alloc_tensor(storage, R.shape([1, 128]), offset=0, dtype="float32")
 
+A kernel's output may also take the token of one of its inputs while that input is
+still live, when the input dies at the call and the kernel reads each input element
+only where it writes the same output element (``add``, ``relu``: see
+:func:`inplace_outputs`); such a kernel loses ``tir.noalias``, since its two pointers
+now overlap.
+
 Allocations whose value can reach the function's result stay ``builtin.alloc_tensor``:
 the caller keeps them, so the next call must not write into them. Allocations of a
 symbolic shape, and those inside ``If`` arms, are left as they are too.
@@ -29,9 +35,11 @@ from ...ir.dtype import dtype as as_dtype
 from ...ir.module import IRModule
 from ...ir.op import Op
 from ...ir.transform import module_pass
+from ...tir.analysis.inplace import can_write_in_place
+from ...tir.function import PrimFunc
 from ..analysis import free_vars
-from ..expr import (BindingBlock, Call, DataflowBlock, Function, SeqExpr, ShapeExpr, Var,
-                    VarBinding)
+from ..expr import (BindingBlock, Call, DataflowBlock, Function, GlobalVar, SeqExpr, ShapeExpr,
+                    Var, VarBinding)
 from ..op import memory
 from ..struct_info import ObjectStructInfo
 
@@ -45,13 +53,16 @@ def StaticPlanBlockMemory():  # noqa: N802 -- TVM's spelling
     >>> mod = relax.transform.StaticPlanBlockMemory()(mod)      # doctest: +SKIP
     """
     def transform(mod: IRModule, ctx) -> IRModule:
-        out = None
+        out, inplace_kernels = None, set()
         for gv, func in mod.items():
             if isinstance(func, Function):
-                new = plan_function(func)
+                new, kernels = _plan(func, mod)
+                inplace_kernels |= kernels
                 if new is not func:
                     out = out or mod.copy()
                     out[gv] = new
+        for gv in inplace_kernels:
+            out[gv] = mod[gv].with_attr("tir.noalias", False)
         return out or mod
 
     return module_pass(transform, opt_level=0, name="StaticPlanBlockMemory")
@@ -83,6 +94,7 @@ class _Liveness:
     allocs: dict = field(default_factory=dict)        # binding index -> (bytes, dtype)
     holds: dict = field(default_factory=dict)         # Var -> frozenset of binding indices
     last_use: dict = field(default_factory=dict)      # binding index -> last binding index
+    first_use: dict = field(default_factory=dict)     # binding index -> first later use
     escaping: set = field(default_factory=set)
 
 
@@ -93,6 +105,7 @@ def _analyze(bindings: list, result) -> _Liveness:
         held = frozenset().union(*(live.holds.get(v, frozenset()) for v in used))
         for alloc in held:
             live.last_use[alloc] = index
+            live.first_use.setdefault(alloc, index)
         plan = static_alloc_bytes(binding.value)
         if plan is not None:
             live.allocs[index] = plan
@@ -135,8 +148,11 @@ def _choose(free: list, nbytes: int):
     return max(smaller, key=lambda t: t.nbytes) if smaller else None
 
 
-def assign_tokens(live: _Liveness) -> dict:
-    """{alloc binding index: token}, tokens reused once the tensors in them are dead."""
+def assign_tokens(live: _Liveness, inplace: dict | None = None) -> dict:
+    """{alloc binding index: token}, tokens reused once the tensors in them are dead.
+
+    ``inplace`` ({output alloc index: input alloc index}, from :func:`inplace_outputs`)
+    lets an output take its input's token although the input is still live."""
     tokens: list[_Token] = []
     assignment = {}
     for index in sorted(live.allocs):
@@ -145,6 +161,9 @@ def assign_tokens(live: _Liveness) -> dict:
         nbytes, dtype = live.allocs[index]
         free = [t for t in tokens if t.dtype == dtype and t.busy_until < index]
         token = _choose(free, nbytes)
+        donor = assignment.get((inplace or {}).get(index))
+        if donor is not None and donor.dtype == dtype and donor.nbytes >= nbytes:
+            token = donor
         if token is None:
             token = _Token(dtype, nbytes, index)
             tokens.append(token)
@@ -154,17 +173,68 @@ def assign_tokens(live: _Liveness) -> dict:
     return assignment
 
 
+# -- in-place outputs ----------------------------------------------------------------------
+
+def inplace_outputs(bindings: list, live: _Liveness, mod) -> dict:
+    """{output alloc index: (input alloc index, kernel)} for kernel calls that may write
+    their output over an input: the input is one planned allocation, passed once, last
+    used at this call, and the kernel passes :func:`can_write_in_place`; the output
+    (the last argument) is first used by this call."""
+    pairs = {}
+    for index, binding in enumerate(bindings):
+        kernel = _called_kernel(binding.value, mod)
+        output = _alloc_of(binding.value.args[-1], live) if kernel else None
+        if output is None or live.first_use.get(output) != index:
+            continue
+        args = binding.value.args
+        for position, arg in enumerate(args[:-1]):
+            source = _alloc_of(arg, live)
+            if (source is not None and source not in live.escaping
+                    and live.last_use[source] == index
+                    and sum(source in live.holds.get(a, ()) for a in args) == 1
+                    and can_write_in_place(mod[kernel], position, len(args) - 1)):
+                pairs[output] = (source, kernel)
+                break
+    return pairs
+
+
+def _called_kernel(value, mod):
+    """The GlobalVar of the PrimFunc ``value`` calls, else None."""
+    if (mod is None or not isinstance(value, Call) or not isinstance(value.op, GlobalVar)
+            or not value.args or value.op not in mod):
+        return None
+    return value.op if isinstance(mod[value.op], PrimFunc) else None
+
+
+def _alloc_of(arg, live: _Liveness):
+    """The one allocation ``arg`` holds, else None (a parameter, a constant, or a value
+    that may be one of several allocations)."""
+    held = live.holds.get(arg, frozenset()) if isinstance(arg, Var) else frozenset()
+    return next(iter(held)) if len(held) == 1 else None
+
+
 # -- rewriting -----------------------------------------------------------------------------
 
-def plan_function(func: Function) -> Function:
-    """``func`` with its planned allocations rewritten (the same object if none)."""
+def plan_function(func: Function, mod: IRModule | None = None) -> Function:
+    """``func`` with its planned allocations rewritten (the same object if none); with
+    ``mod``, outputs of its PrimFuncs may share storage with inputs (see the module
+    docstring)."""
+    return _plan(func, mod)[0]
+
+
+def _plan(func: Function, mod) -> tuple:
+    """``(planned func, GlobalVars of the kernels it calls in place)``."""
     body = func.body
     if not isinstance(body, SeqExpr):
-        return func
+        return func, set()
     bindings = [b for block in body.blocks for b in block.bindings]
-    assignment = assign_tokens(_analyze(bindings, body.body))
+    live = _analyze(bindings, body.body)
+    pairs = inplace_outputs(bindings, live, mod)
+    assignment = assign_tokens(live, {out: source for out, (source, _) in pairs.items()})
     if not assignment:
-        return func
+        return func, set()
+    kernels = {kernel for out, (source, kernel) in pairs.items()
+               if assignment.get(out) is not None and assignment.get(out) is assignment.get(source)}
     storages: dict = {}
     rewritten = {}
     for index, token in sorted(assignment.items()):
@@ -179,7 +249,7 @@ def plan_function(func: Function) -> Function:
         view = memory.alloc_tensor(storages[id(token)], shape, offset=0, dtype=dtype)
         rewritten[binding] = prefix + [VarBinding(binding.var, view)]
     blocks = [_rewrite_block(block, rewritten) for block in body.blocks]
-    return func.replace(body=SeqExpr(blocks, body.body))
+    return func.replace(body=SeqExpr(blocks, body.body)), kernels
 
 
 def _rewrite_block(block, rewritten: dict):
@@ -192,5 +262,5 @@ def _rewrite_block(block, rewritten: dict):
     return kind(out)
 
 
-__all__ = ["MATCH_RANGE", "StaticPlanBlockMemory", "assign_tokens", "plan_function",
-           "static_alloc_bytes"]
+__all__ = ["MATCH_RANGE", "StaticPlanBlockMemory", "assign_tokens", "inplace_outputs",
+           "plan_function", "static_alloc_bytes"]
