@@ -7,7 +7,9 @@ For each model and batch the table gives the VM's latency with the default pipel
 (LegalizeOps, FuseOps, FuseTIR ...) and with LegalizeOps only (one kernel per op), the
 ratio ``unfused / fused`` and ``reference / fused`` (above 1: the fused build is
 faster); kernels launched per forward before and after fusion; the planned storage of
-the intermediate tensors against their sum (no reuse). Timings drift on a shared
+the intermediate tensors against their sum (no reuse): storage is shared by tensors that
+are never alive together, and an elementwise kernel (bias add, relu) writes its output
+over an input that dies at the call. Timings drift on a shared
 machine, so each figure is the best of several rounds run one after another.
 """
 from __future__ import annotations

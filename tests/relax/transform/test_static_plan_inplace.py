@@ -161,3 +161,53 @@ def test_unfused_cnn_bias_add_and_relu_write_over_the_conv_output():
     assert storages[output_of["add"]] is conv and storages[output_of["relu"]] is conv
     assert lowered["relu"].attrs["tir.noalias"] is False
     assert lowered["conv2d"].attrs["tir.noalias"]
+
+
+# -- property: random chains of elementwise and other ops compute what numpy does ----------
+
+OPS = {   # name: (relax op on (latest, earlier value), numpy of the same)
+    "relu": (lambda a, b: relax.op.nn.relu(a), lambda a, b: np.maximum(a, 0)),
+    "add": (lambda a, b: relax.op.add(a, b), lambda a, b: a + b),
+    "bias": (lambda a, b: relax.op.add(a, relax.op.sum(b, axis=[0])), lambda a, b: a + b.sum(0)),
+    "flip": (lambda a, b: relax.op.permute_dims(a), lambda a, b: a.T),
+    "tanh": (lambda a, b: relax.op.tanh(a), lambda a, b: np.tanh(a)),
+    "matmul": (lambda a, b: relax.op.matmul(a, relax.op.permute_dims(b)), lambda a, b: a @ b.T),
+    "softmax": (lambda a, b: relax.op.nn.softmax(a),
+                lambda a, b: np.exp(a) / np.exp(a).sum(-1, keepdims=True)),
+}
+
+
+@st.composite
+def chains(draw):
+    side = draw(st.sampled_from([1, 3, 8]))
+    steps = [(draw(st.sampled_from(sorted(OPS))), draw(st.integers(0, 5)))
+             for _ in range(draw(st.integers(1, 6)))]
+    return side, steps
+
+
+def chain_module(side, steps):
+    """Square (side x side) tensors: step k applies its op to the latest value and one
+    drawn earlier, which keeps that earlier value alive."""
+    x = relax.Var("x", relax.TensorStructInfo((side, side), "float32"))
+    bb, values = relax.BlockBuilder(), [x]
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            for name, back in steps:
+                earlier = values[-1 - back % len(values)]
+                values.append(bb.emit(OPS[name][0](values[-1], earlier)))
+            out = bb.emit_output(values[-1])
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+@settings(max_examples=12, deadline=None)
+@given(chains())
+def test_random_chains_compute_what_numpy_computes(chain):
+    side, steps = chain
+    x = np.random.default_rng(0).uniform(-1, 1, (side, side)).astype("float32")
+    values = [x]
+    for name, back in steps:
+        values.append(OPS[name][1](values[-1], values[-1 - back % len(values)]))
+    ex = relax.build(LegalizeOps()(chain_module(side, steps)), "llvm", pipeline="vm_lowering")
+    out = relax.VirtualMachine(ex, tvm.cpu())["main"](x)
+    np.testing.assert_allclose(out.numpy(), values[-1], rtol=1e-4, atol=1e-4)
