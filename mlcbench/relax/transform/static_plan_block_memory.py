@@ -233,8 +233,10 @@ def _plan(func: Function, mod) -> tuple:
     assignment = assign_tokens(live, {out: source for out, (source, _) in pairs.items()})
     if not assignment:
         return func, set()
+    # An output shares its input's token only in place: the input is live at the output's
+    # allocation, so no ordinary reuse could give them one token.
     kernels = {kernel for out, (source, kernel) in pairs.items()
-               if assignment.get(out) is not None and assignment.get(out) is assignment.get(source)}
+               if out in assignment and assignment[out] is assignment.get(source)}
     storages: dict = {}
     rewritten = {}
     for index, token in sorted(assignment.items()):
