@@ -24,7 +24,7 @@ def test_small_kernels_stay_on_one_thread(default_schedule):
 
 
 def test_large_kernels_are_parallel_and_fused(default_schedule):
-    x = te.placeholder((256, 512), name="x")
+    x = te.placeholder((512, 512), name="x")
     y = topi.nn.relu(topi.add(x, x))
     text = default_schedule(te.create_prim_func([x, y])).script()
     assert "T.parallel" in text and 'T.block("T_add")' not in text

@@ -66,7 +66,7 @@ class Reduction(ScheduleRule):
         row = sch.fuse(*row_loops) if rows > 1 else row_loops[0]
         for info in reversed(infos[:-1]):
             sch.compute_at(info.rv, row)
-        if work >= PARALLEL_MIN_ELEMENTS // 4 and (total_extent(sch, [row]) or 0) >= 2:
+        if work >= PARALLEL_MIN_ELEMENTS and (total_extent(sch, [row]) or 0) >= 2:
             sch.parallel(row)
         for name in partials:
             _vectorize_partials(sch, name)
