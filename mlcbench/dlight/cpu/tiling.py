@@ -130,8 +130,10 @@ def tile_contraction(sch, info: BlockInfo, tiles) -> bool:
     i0, i1 = sch.split(loop_of[row_iv.var], [None, rows])
     j0, j1 = sch.split(loop_of[col_iv.var], [None, cols])
     outer_of = {row_iv.var: i0, col_iv.var: j0}
+    # Column tiles vary fastest: consecutive tiles reuse the same rows of A (a
+    # convolution's input pixels, all channels) from L1 and walk B's packed panels.
     spatial = [outer_of.get(iv.var, loop_of[iv.var]) for iv in info.block.iter_vars
-               if iv.iter_type.name == "DATA_PAR"]
+               if iv.iter_type.name == "DATA_PAR" and iv.var is not col_iv.var] + [j0]
     reduce = [loop_of[iv.var] for iv in info.block.iter_vars
               if iv.iter_type.name != "DATA_PAR"]
     sch.reorder(*spatial, *reduce, i1, j1)
