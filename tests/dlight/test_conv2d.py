@@ -81,3 +81,12 @@ def test_weight_panels_vary_fastest_in_the_tile_loop(default_schedule):
     panels: the output-channel tile is the innermost part of the fused parallel loop."""
     func, _ = _lowered_conv(default_schedule, 64, 256, 56, 1)
     assert re.search(r"for nn_yy_xx_0_ff_0_fused in T.parallel", func.script())
+
+
+def test_transposed_writeback_is_unrolled(default_schedule):
+    """NCHW stores channel vectors along width: with constant accumulator offsets the
+    transpose becomes shuffles, not a spill and computed-index loads."""
+    func, _ = _lowered_conv(default_schedule, 16, 32, 14, 1)
+    text = func.script()
+    assert re.search(r'for ax0 in T.unroll\(16\):\s*for ax1 in T.vectorized\(\d+\):\s*'
+                     r'with T.block\("conv2d_nchw_local"\)', text)

@@ -143,6 +143,11 @@ def tile_contraction(sch, info: BlockInfo, tiles) -> bool:
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.reverse_compute_at(writeback, outer)
+    # Unrolled, the writeback reads the accumulators at constant offsets, so a
+    # transposed one (NCHW: channel vectors stored along width) becomes register
+    # shuffles instead of a spill to the stack and computed-index loads.
+    for loop in sch.get_loops(writeback)[1:-1]:
+        sch.unroll(loop)
     sch.vectorize(sch.get_loops(writeback)[-1])
     init = sch.decompose_reduction(info.rv, reduce[0])
     sch.vectorize(sch.get_loops(init)[-1])
