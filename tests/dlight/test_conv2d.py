@@ -1,7 +1,10 @@
 """The Conv2D rule: direct NCHW / NHWC convolutions get the register-blocked kernel."""
+import re
+
 import numpy as np
 import pytest
 
+import mlcbench
 from mlcbench import te, topi
 from mlcbench.dlight.cpu import Conv2D
 from mlcbench.topi import testing as ref
@@ -54,3 +57,36 @@ def test_nhwc_matches_numpy(run_te, rng):
     expected = ref.conv2d_nchw_python(a.transpose(0, 3, 1, 2), wt.transpose(3, 2, 0, 1), 1,
                                       (1, 1, 1, 1)).transpose(0, 2, 3, 1)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def _lowered_conv(default_schedule, c_in, c_out, size, kernel):
+    x = te.placeholder((1, c_in, size, size), name="x")
+    w = te.placeholder((c_out, c_in, kernel, kernel), name="w")
+    func = default_schedule(_func(x, w, topi.nn.conv2d_nchw(x, w, 1, kernel // 2, 1)))
+    return func, mlcbench.lower(func).script()
+
+
+@pytest.mark.parametrize("kernel", [1, 3])
+def test_accumulator_shrinks_to_the_register_tile(default_schedule, kernel):
+    """The fused tile loop and the writeback spell the output-channel index differently
+    (``f % n // m`` and ``f // m``); the accumulator must still shrink to one tile,
+    else every multiply-add goes through a buffer the size of the output."""
+    _, text = _lowered_conv(default_schedule, 16, 32, 14, kernel)
+    sizes = [int(s) for s in re.findall(r'T.allocate\(\[(\d+)\], "float32", "local"\)', text)]
+    assert sizes and max(sizes) <= 16 * TARGET.vector_registers
+
+
+def test_weight_panels_vary_fastest_in_the_tile_loop(default_schedule):
+    """Consecutive tiles share their input pixels (kept in L1) and walk the packed weight
+    panels: the output-channel tile is the innermost part of the fused parallel loop."""
+    func, _ = _lowered_conv(default_schedule, 64, 256, 56, 1)
+    assert re.search(r"for nn_yy_xx_0_ff_0_fused in T.parallel", func.script())
+
+
+def test_transposed_writeback_is_unrolled(default_schedule):
+    """NCHW stores channel vectors along width: with constant accumulator offsets the
+    transpose becomes shuffles, not a spill and computed-index loads."""
+    func, _ = _lowered_conv(default_schedule, 16, 32, 14, 1)
+    text = func.script()
+    assert re.search(r'for ax0 in T.unroll\(16\):\s*for ax1 in T.vectorized\(\d+\):\s*'
+                     r'with T.block\("conv2d_nchw_local"\)', text)

@@ -1,5 +1,8 @@
 """The Elementwise rule: fused, vectorized, parallel when large."""
+import re
+
 import numpy as np
+from hypothesis import given, settings, strategies as st
 import pytest
 
 from mlcbench import te, topi
@@ -24,7 +27,7 @@ def test_small_kernels_stay_on_one_thread(default_schedule):
 
 
 def test_large_kernels_are_parallel_and_fused(default_schedule):
-    x = te.placeholder((256, 512), name="x")
+    x = te.placeholder((512, 512), name="x")
     y = topi.nn.relu(topi.add(x, x))
     text = default_schedule(te.create_prim_func([x, y])).script()
     assert "T.parallel" in text and 'T.block("T_add")' not in text
@@ -50,3 +53,25 @@ def test_transpose_of_large_odd_tensor(run_te, rng):
                                           (37, 16)])
 def test_vector_tile_prefers_whole_registers(extent, tile):
     assert choose_vector_tile(extent, 16) == tile
+
+
+def test_padded_copy_vectorizes_its_last_axis_alone(default_schedule):
+    """Fused with the outer loops, a pad's window index needs a division per element
+    and stays scalar; its own last axis vectorizes with affine indices."""
+    x = te.placeholder((1, 64, 56, 56), name="x")
+    func = te.create_prim_func([x, topi.nn.pad(x, (0, 0, 1, 1), (0, 0, 1, 1))])
+    text = default_schedule(func).script()
+    assert re.search(r"for i0_i1_i2_fused, i3_0 in T.grid\(3712, \d+\):\s*"
+                     r"for i3_1 in T.vectorized\(\d+\)", text)
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.sampled_from([(1, 7, 13), (2, 3, 16, 17), (1000, 13), (13, 1000)]),
+       pad=st.integers(0, 3))
+def test_pad_matches_numpy(run_te, shape, pad):
+    a = np.random.default_rng(len(shape)).standard_normal(shape).astype("float32")
+    x = te.placeholder(shape, name="x")
+    before = [0] * (len(shape) - 1) + [pad]
+    after = [0] * (len(shape) - 2) + [pad, 1]
+    want = np.pad(a, list(zip(before, after)))
+    np.testing.assert_array_equal(run_te([x], topi.nn.pad(x, before, after), [a]), want)

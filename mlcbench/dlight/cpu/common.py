@@ -1,8 +1,11 @@
 """Scheduling steps the CPU rules share: inlining, loop kinds, vectorize + parallel.
 
 Thresholds come from measurements on the project's CPUs: a GOMP fork/join costs
-about a microsecond, but a kernel under ~64K elements is done before a second thread
-helps, so small kernels stay on one thread.
+about a microsecond on an idle machine, but when other processes share the cores the
+join waits for a descheduled worker, about half a millisecond (layer_norm 128x768:
+0.11 ms on one thread, 0.61 ms on two). A kernel under ~100 us of one-thread work
+(~256K elements) gains little from a second thread and can lose several times that,
+so it stays on one thread.
 """
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from ...ir.errors import ScheduleError
 from ...tir.stmt import ForKind
 from ..analysis import BlockInfo, block_infos, iter_vars_of, total_extent
 
-PARALLEL_MIN_ELEMENTS = 64 * 1024
+PARALLEL_MIN_ELEMENTS = 256 * 1024
 
 
 def param_buffers(sch) -> set:
@@ -91,6 +94,9 @@ def vectorize_and_parallelize(sch, info: BlockInfo, lanes: int) -> None:
         return
     all_loops = sch.get_loops(info.rv)
     work = total_extent(sch, all_loops) or 0
+    if len(loops) == len(all_loops) and _vectorize_last_alone(sch, loops, lanes):
+        _vectorize_last_loop(sch, loops, lanes, parallel=work >= PARALLEL_MIN_ELEMENTS)
+        return
     if len(loops) == len(all_loops):
         fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
         extent = total_extent(sch, [fused]) or 0
@@ -105,6 +111,22 @@ def vectorize_and_parallelize(sch, info: BlockInfo, lanes: int) -> None:
         fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
         if (total_extent(sch, [fused]) or 0) >= 2:
             sch.parallel(fused)
+
+
+def _vectorize_last_alone(sch, loops, lanes: int) -> bool:
+    """True when the last loop holds two vectors or more by itself: vectorized alone its
+    indices stay affine, where fused with the outer loops a windowed or padded access
+    (``x[i, j - 1]``) needs a division per element and the vectorizer gives up
+    (a 3x3 convolution's pad of 64x58x58: 0.8 ms fused, scalar)."""
+    return len(loops) > 1 and (total_extent(sch, loops[-1:]) or 0) >= 2 * lanes
+
+
+def _vectorize_last_loop(sch, loops, lanes: int, parallel: bool) -> None:
+    extent = total_extent(sch, loops[-1:])
+    sch.vectorize(sch.split(loops[-1], [None, choose_vector_tile(extent, lanes)])[1])
+    outer = sch.fuse(*loops[:-1]) if len(loops) > 2 else loops[0]
+    if parallel and (total_extent(sch, [outer]) or 0) >= 2:
+        sch.parallel(outer)
 
 
 def schedule_remaining_blocks(sch, lanes: int, skip=()) -> None:

@@ -1,7 +1,7 @@
 """Elementwise: functions made only of injective blocks (after inlining producers).
 
 Each block's loops are fused, split by the vector lanes and vectorized; the outer part
-runs in parallel when the kernel has at least ~64K elements (smaller ones finish
+runs in parallel when the kernel has at least ~256K elements (smaller ones finish
 before a second thread would help).
 """
 from __future__ import annotations

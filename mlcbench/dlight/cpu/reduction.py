@@ -23,6 +23,7 @@ from ...ir.errors import ScheduleError
 from ...tir.schedule import Schedule
 from ..analysis import block_infos, total_extent
 from ..base import ScheduleRule
+from .tuple_reduction import split_tuple_reductions
 from .common import (PARALLEL_MIN_ELEMENTS, choose_vector_tile, inline_injective_producers,
                      leading_spatial_loops, loop_kinds)
 
@@ -47,7 +48,7 @@ class Reduction(ScheduleRule):
     name = "Reduction"
 
     def apply(self, func, target, tunable=False):
-        sch = Schedule(func)
+        sch = Schedule(split_tuple_reductions(func))
         if not any(info.is_reduction for info in block_infos(sch)):
             return None
         # A producer read by several blocks (softmax's exp) is computed once per row.
@@ -66,7 +67,7 @@ class Reduction(ScheduleRule):
         row = sch.fuse(*row_loops) if rows > 1 else row_loops[0]
         for info in reversed(infos[:-1]):
             sch.compute_at(info.rv, row)
-        if work >= PARALLEL_MIN_ELEMENTS // 4 and (total_extent(sch, [row]) or 0) >= 2:
+        if work >= PARALLEL_MIN_ELEMENTS and (total_extent(sch, [row]) or 0) >= 2:
             sch.parallel(row)
         for name in partials:
             _vectorize_partials(sch, name)

@@ -130,8 +130,10 @@ def tile_contraction(sch, info: BlockInfo, tiles) -> bool:
     i0, i1 = sch.split(loop_of[row_iv.var], [None, rows])
     j0, j1 = sch.split(loop_of[col_iv.var], [None, cols])
     outer_of = {row_iv.var: i0, col_iv.var: j0}
+    # Column tiles vary fastest: consecutive tiles reuse the same rows of A (a
+    # convolution's input pixels, all channels) from L1 and walk B's packed panels.
     spatial = [outer_of.get(iv.var, loop_of[iv.var]) for iv in info.block.iter_vars
-               if iv.iter_type.name == "DATA_PAR"]
+               if iv.iter_type.name == "DATA_PAR" and iv.var is not col_iv.var] + [j0]
     reduce = [loop_of[iv.var] for iv in info.block.iter_vars
               if iv.iter_type.name != "DATA_PAR"]
     sch.reorder(*spatial, *reduce, i1, j1)
@@ -141,6 +143,11 @@ def tile_contraction(sch, info: BlockInfo, tiles) -> bool:
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.reverse_compute_at(writeback, outer)
+    # Unrolled, the writeback reads the accumulators at constant offsets, so a
+    # transposed one (NCHW: channel vectors stored along width) becomes register
+    # shuffles instead of a spill to the stack and computed-index loads.
+    for loop in sch.get_loops(writeback)[1:-1]:
+        sch.unroll(loop)
     sch.vectorize(sch.get_loops(writeback)[-1])
     init = sch.decompose_reduction(info.rv, reduce[0])
     sch.vectorize(sch.get_loops(init)[-1])

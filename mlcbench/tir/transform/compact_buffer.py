@@ -121,6 +121,7 @@ def _compact_region(buffer, accesses, depth: int, analyzer):
     lows = [[] for _ in buffer.shape]
     highs = [[] for _ in buffer.shape]
     for path, indices in accesses:
+        _bind_outer_loops(path[:depth], analyzer)
         doms = {node.loop_var: Range(node.min, node.extent)
                 for node in path[depth:] if isinstance(node, For)}
         for dim, index in enumerate(indices):
@@ -137,6 +138,15 @@ def _compact_region(buffer, accesses, depth: int, analyzer):
         else:
             region.append((lo, IntImm(extent.dtype, size)))
     return region
+
+
+def _bind_outer_loops(path, analyzer) -> None:
+    """Tell ``analyzer`` the ranges of the loops above the new place, so bounds written
+    differently compare equal (``f % 12544 // 784`` is ``f // 784`` when ``f < 12544``:
+    a fused loop and its writeback spell the same index both ways)."""
+    for node in path:
+        if isinstance(node, For):
+            analyzer.bind(node.loop_var, Range(node.min, node.extent), allow_override=True)
 
 
 def _extreme(bounds, analyzer, sign: int):
