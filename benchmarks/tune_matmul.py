@@ -7,7 +7,8 @@ rounds (best of ``--rounds``), because this machine's timings drift and what the
 measured while it searched was taken under another load.
 
 Run: ``python benchmarks/tune_matmul.py [--n 1024] [--trials 512] [--work-dir DIR]``.
-A work dir of an earlier run is resumed (its records count as the first trials).
+A work dir of an earlier run is resumed (its records count as the first trials);
+``--trials 0`` only re-measures the checkpoints of the records already there.
 
 Prints one row per checkpoint: trials, best GFLOPS, ratio to numpy, fraction of the
 512-trial result; then the wall time per trial split into search, build, run and update.
@@ -74,7 +75,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1024)
     parser.add_argument("--trials", type=int, default=512)
     parser.add_argument("--per-iter", type=int, default=32)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work-dir", default=None)
     args = parser.parse_args()
@@ -82,9 +83,12 @@ def main() -> None:
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="tune_matmul_")
     rounds = []
     start = time.perf_counter()
-    database = ms.tune_tir(mod, TARGET, work_dir, max_trials_global=args.trials,
-                           num_trials_per_iter=args.per_iter, seed=args.seed,
-                           callbacks=[rounds.append])
+    if args.trials > 0:
+        database = ms.tune_tir(mod, TARGET, work_dir, max_trials_global=args.trials,
+                               num_trials_per_iter=args.per_iter, seed=args.seed,
+                               callbacks=[rounds.append])
+    else:
+        database = ms.JSONDatabase(work_dir=work_dir)
     wall = time.perf_counter() - start
     records = database.get_all_tuning_records()
     flops = 2 * n ** 3
