@@ -77,6 +77,7 @@ class SearchStrategy:
                              ArgInfo.from_entry_func(self._context.mod))
         if database is not None:
             self._state.seen.update(measured_keys(database, self._context.mod))
+        self._state.baseline = self._baseline_candidates()
 
     def generate_measure_candidates(self) -> list[MeasureCandidate] | None:
         """The next round's candidates, or None when the budget or the space is spent."""
@@ -84,7 +85,9 @@ class SearchStrategy:
         count = min(state.num_trials_per_iter, state.max_trials - state.trials)
         if count <= 0:
             return None
-        candidates = self._next_candidates(count)
+        candidates, state.baseline = state.baseline[:count], state.baseline[count:]
+        if len(candidates) < count:
+            candidates += self._next_candidates(count - len(candidates))
         if not candidates:
             return None
         state.trials += len(candidates)
@@ -123,6 +126,18 @@ class SearchStrategy:
     def _fork_seed(self) -> int:
         return self._rng.randrange(1, 2 ** 31 - 1)
 
+    def _baseline_candidates(self) -> list[MeasureCandidate]:
+        """The space generator's finished schedules (the default schedule of the
+        template-free space) not measured yet; they go first and are not postprocessed."""
+        state, found = self._state, []
+        generator = self._context.space_generator
+        for sch in getattr(generator, "baseline_schedules", lambda mod: [])(self._context.mod):
+            key = structural_hash(sch.mod)
+            if key not in state.seen:
+                state.seen.add(key)
+                found.append(MeasureCandidate(sch, state.args_info))
+        return found
+
     def _collect_unseen(self, count: int, sample, max_fail_count: int):
         """Call ``sample()`` (a Schedule or None) until ``count`` new programs are found or
         ``max_fail_count`` calls in a row give nothing new."""
@@ -156,6 +171,7 @@ class _State:
         self.args_info = args_info
         self.trials = 0
         self.seen: set[int] = set()       # structural hashes of programs measured or queued
+        self.baseline: list = []          # finished schedules still to measure, first
 
 
 def measured_keys(database, mod) -> set[int]:

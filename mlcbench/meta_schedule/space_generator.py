@@ -80,6 +80,11 @@ class SpaceGenerator:
         raise NotImplementedError(f"{type(self).__name__} must implement "
                                   "generate_design_space(mod)")
 
+    def baseline_schedules(self, mod) -> list:
+        """Finished schedules the search measures first, before any sampled candidate
+        (none by default; :class:`PostOrderApply` gives the default schedule)."""
+        return []
+
     def clone(self) -> "SpaceGenerator":
         return copy.deepcopy(self)
 
@@ -193,9 +198,20 @@ class PostOrderApply(SpaceGenerator):
     """
 
     def __init__(self, f_block_filter=None, sch_rules=FROM_TARGET, postprocs=FROM_TARGET,
-                 mutator_probs=FROM_TARGET):
+                 mutator_probs=FROM_TARGET, measure_default: bool = True):
         super().__init__(sch_rules, postprocs, mutator_probs)
         self.f_block_filter = f_block_filter
+        self.measure_default = measure_default
+
+    def baseline_schedules(self, mod) -> list:
+        """The schedule ``relax.build`` would use untuned (dlight's CPU rules), so that
+        tuning measures it first and never ends slower than the untuned build.
+        ``measure_default=False`` leaves it out."""
+        if not self.measure_default:
+            return []
+        from .default_schedule import default_schedule
+        sch = default_schedule(_as_module(mod), as_target(self.target))
+        return [] if sch is None else [sch]
 
     def generate_design_space(self, mod) -> list:
         self._resolve_defaults()

@@ -71,7 +71,7 @@ class Matmul(ScheduleRule):
 
 def _try_gemv(sch, target):
     """The matrix-vector schedule on a copy of ``sch``, or None where it does not fit."""
-    trial = Schedule(sch.mod["main"])
+    trial = sch.copy()
     if not schedule_gemv(trial, *matmul_block(trial), target):
         return None
     schedule_remaining_blocks(trial, target.vector_lanes(32))

@@ -42,7 +42,13 @@ def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int):
     read_index = [r.buffer for r in info.block.reads].index(loads[n].buffer)
     copy = sch.cache_read(info.rv, read_index, "global")
     name = sch.get(copy).name_hint
-    sch = Schedule(pack_vector_axis(sch.mod["main"], name, dim, cols))
+    extent = int(sch.get(copy).writes[0].buffer.shape[dim].value)
+    if extent % cols == 0:
+        # a primitive, so the schedule's trace replays from the unscheduled function
+        sch.transform_layout(copy, ("write", 0), lambda *x: (
+            x[dim] // cols, *[v for d, v in enumerate(x) if d != dim], x[dim] % cols))
+    else:       # the last panel is partly empty: transform_layout cannot pad
+        sch = Schedule(pack_vector_axis(sch.mod["main"], name, dim, cols))
     macs = 1
     for iv in info.block.iter_vars:
         macs *= int(iv.dom.extent.value)
