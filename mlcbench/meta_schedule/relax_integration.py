@@ -27,6 +27,7 @@ from ..relax.analysis import post_order_visit
 from ..relax.expr import Call, Function
 from ..relax.pipeline import zero_pipeline
 from ..relax.transform.bind_params import bind_params
+from ..script import from_source
 from ..relax.vm_build import build as relax_build, looks_scheduled, unique_prim_funcs
 from ..target import Target
 from .database import Database
@@ -99,8 +100,13 @@ def extract_tasks(mod: IRModule, target, params: dict | None = None) -> list[Ext
 
 def task_module(func) -> IRModule:
     """``IRModule({"main": func})`` with ``global_symbol`` ``"main"``: a kernel's workload,
-    the same whatever it is called in the model."""
-    return IRModule({"main": func.with_attr("global_symbol", "main")})
+    the same whatever it is called in the model.
+
+    The module is taken through TVMScript and back, as a JSON database stores it: a
+    parameter named ``conv.weight`` becomes ``conv_weight``, and the names that
+    primitives derive from it (``conv_weight_global``) are those a record's trace will
+    meet when it is replayed from the database."""
+    return from_source(IRModule({"main": func.with_attr("global_symbol", "main")}).script())
 
 
 def bind_model_params(mod: IRModule, params: dict | None) -> IRModule:

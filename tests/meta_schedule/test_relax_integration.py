@@ -149,3 +149,18 @@ def test_tune_relax_measures_real_kernels_and_the_result_runs():
     out = relax.VirtualMachine(ex, mlcbench.cpu())["main"](
         *(mlcbench.nd.array(a) for a in (x, y, w))).numpy()
     np.testing.assert_allclose(out, np.concatenate([x @ w, y @ w]), rtol=1e-5)
+
+
+def test_records_of_a_kernel_with_dotted_parameter_names_replay_from_disk(tmp_path):
+    from mlcbench.ir import structural_hash
+    from mlcbench.meta_schedule import JSONDatabase, Workload
+    from mlcbench.meta_schedule.default_schedule import default_schedule
+    mod, _ = export_digits_model("cnn", 2)           # the conv's weight is "conv.weight"
+    task = next(t for t in ri.extract_tasks(mod, "llvm") if "conv2d" in t.task_name)
+    sch = default_schedule(task.mod, task.target)      # cache_read names a block after it
+    assert any("weight_global" in str(i.attrs) for i in sch.trace.insts)
+    database = JSONDatabase(work_dir=str(tmp_path))
+    database.commit_tuning_record(TuningRecord(sch.trace, database.commit_workload(task.mod),
+                                               [1e-5], task.target))
+    reloaded = JSONDatabase(work_dir=str(tmp_path)).query_schedule(task.mod, task.target)
+    assert structural_hash(reloaded.mod) == structural_hash(sch.mod)
