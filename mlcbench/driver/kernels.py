@@ -39,12 +39,24 @@ def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"
 '''
 
 
-def tiled_matmul_schedule(n: int = 1024, rows: int = 8, cols: int = 32):
+def register_tile(target=None) -> tuple[int, int]:
+    """``(rows, cols)`` of a matmul register tile for ``target`` (the host by default):
+    two vectors wide, accumulators in half of the vector registers (8 x 32 with
+    AVX-512, 4 x 16 with AVX2)."""
+    from ..target import Target
+    target = target or Target("llvm")
+    return target.vector_registers // 4, 2 * target.vector_lanes(32)
+
+
+def tiled_matmul_schedule(n: int = 1024, rows: int | None = None, cols: int | None = None):
     """A ``te`` matmul scheduled for the CPU with Schedule primitives: a ``rows x cols``
-    register tile accumulated in a local cache, vectorized columns, unrolled rows, and
-    the outer tiles spread over the cores. ``print(sch.trace)`` shows the steps."""
+    register tile (by default :func:`register_tile` of the host) accumulated in a local
+    cache, vectorized columns, unrolled rows, and the outer tiles spread over the cores.
+    ``print(sch.trace)`` shows the steps."""
     from .. import te
     from ..tir import Schedule
+    if rows is None or cols is None:
+        rows, cols = register_tile()
     a, b = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
     k = te.reduce_axis((0, n), name="k")
     c = te.compute((n, n), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
