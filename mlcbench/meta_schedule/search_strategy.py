@@ -131,7 +131,7 @@ class SearchStrategy:
         template-free space) not measured yet; they go first and are not postprocessed."""
         state, found = self._state, []
         generator = self._context.space_generator
-        for sch in getattr(generator, "baseline_schedules", lambda mod: [])(self._context.mod):
+        for sch in generator.baseline_schedules(self._context.mod) if generator else ():
             key = structural_hash(sch.mod)
             if key not in state.seen:
                 state.seen.add(key)

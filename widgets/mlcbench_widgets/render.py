@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import html
 
+from mlcbench.ir import MLCBenchError
 from mlcbench.script import print_diff as unified_diff   # "" when the texts are equal
 
-__all__ = ["error_html", "highlight_diff", "highlight_python", "side_by_side", "unified_diff"]
+__all__ = ["error_html", "guarded", "highlight_diff", "highlight_python", "side_by_side", "unified_diff"]
 
 _BOX = ("max-height: {height}; overflow: auto; font-size: 12px; border: 1px solid #ddd; "
         "padding: 2px 6px; background: #fafafa")
@@ -54,3 +55,15 @@ def error_html(message: str) -> str:
     return (f'<pre style="color: #a00; background: #fff4f4; border: 1px solid #e99; '
             f'padding: 4px; white-space: pre-wrap; max-height: 300px; overflow: auto">'
             f"{html.escape(message)}</pre>")
+
+
+def guarded(message, action) -> bool:
+    """Run ``action``; an MLCBenchError is shown in the ``message`` widget (anything with
+    a ``value``) instead of raised, so a refused click changes nothing but the message."""
+    message.value = ""
+    try:
+        action()
+        return True
+    except MLCBenchError as err:
+        message.value = error_html(f"{type(err).__name__}: {err}")
+        return False

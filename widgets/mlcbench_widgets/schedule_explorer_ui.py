@@ -14,10 +14,10 @@ import html
 
 import ipywidgets as W
 
-from mlcbench.ir import MLCBenchError, ScheduleError
+from mlcbench.ir import ScheduleError
 
 from .primitives import BUTTONS, PRIMITIVES, arguments_from_selection
-from .render import error_html, highlight_diff, highlight_python
+from .render import guarded, highlight_diff, highlight_python
 
 __all__ = ["ScheduleExplorerUI"]
 
@@ -103,14 +103,7 @@ class ScheduleExplorerUI:
 
     # -- actions ------------------------------------------------------------------------
     def _guard(self, action) -> bool:
-        """Run ``action``; show an MLCBenchError inline instead of raising it."""
-        self.message.value = ""
-        try:
-            action()
-            return True
-        except MLCBenchError as err:
-            self.message.value = error_html(f"{type(err).__name__}: {err}")
-            return False
+        return guarded(self.message, action)
 
     def selected_rows(self) -> list:
         """The rows named in the selection field (loops by reference, blocks by name)."""

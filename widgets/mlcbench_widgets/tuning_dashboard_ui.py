@@ -14,9 +14,8 @@ import html
 
 import ipywidgets as W
 
-from mlcbench.ir import MLCBenchError
 
-from .render import error_html, highlight_python
+from .render import guarded, highlight_python
 from .roofline import figure_png
 from .tuning_model import round_label
 
@@ -68,14 +67,7 @@ class TuningDashboardUI:
 
     # -- actions ------------------------------------------------------------------------
     def _guard(self, action) -> bool:
-        """Run ``action``; show an MLCBenchError inline instead of raising it."""
-        self.message.value = ""
-        try:
-            action()
-            return True
-        except MLCBenchError as err:
-            self.message.value = error_html(f"{type(err).__name__}: {err}")
-            return False
+        return guarded(self.message, action)
 
     def click_open(self) -> bool:
         """What "Open in ScheduleExplorer" does: the explorer appears under the button."""
