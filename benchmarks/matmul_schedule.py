@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads: see parallel.py
 
@@ -41,6 +40,7 @@ from mlcbench.driver.build import build  # noqa: E402
 from mlcbench.runtime import cpu  # noqa: E402
 from mlcbench.script import from_source  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
+from timing import call, compare, kernel  # noqa: E402
 
 # The register tile fits the host: two vector registers wide, accumulators in half of
 # the register file (8 x 32 on AVX-512's 32 zmm registers, 4 x 16 on AVX2's 16 ymm).
@@ -203,59 +203,31 @@ def _measure(lib, name, a, b, rounds, variant, cores) -> dict:
     c = np.zeros((n, n), "float32")
     lib[name](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-3)
-    evaluator = lib.time_evaluator(name, cpu(), number=5)
-    ours, theirs = float("inf"), float("inf")
-    for _ in range(rounds):
-        ours = min(ours, evaluator(a, b, c).mean)
-        theirs = min(theirs, numpy_seconds(a, b))
+    best = compare({"ours": kernel(lib, name, a, b, c), "numpy": call(lambda: a @ b)}, rounds)
     flops = 2 * n ** 3
-    return {"variant": variant, "threads": cores, "gflops": flops / ours / 1e9,
-            "numpy": flops / theirs / 1e9, "ratio": theirs / ours}
-
-
-def _best_seconds(evaluator, args, rounds: int) -> float:
-    return min(evaluator(*args).mean for _ in range(rounds))
+    return {"variant": variant, "threads": cores, "gflops": flops / best["ours"] / 1e9,
+            "numpy": flops / best["numpy"] / 1e9, "ratio": best["numpy"] / best["ours"]}
 
 
 def fma_peak_gflops(cores: int, rounds: int) -> float:
     lib = build(from_source(fma_peak_kernel(cores)), target=Target(f"llvm --num-cores={cores}"))
     x = np.stack([np.full(PEAK_LANES, 0.999999, "float32"), np.full(PEAK_LANES, 1e-6, "float32")])
     out = np.zeros((cores, PEAK_ACCUMULATORS, PEAK_LANES), "float32")
-    seconds = _best_seconds(lib.time_evaluator("fma_peak", cpu(), number=10), (x, out), rounds)
+    seconds = compare({"peak": kernel(lib, "fma_peak", x, out)}, rounds)["peak"]
     return 2 * cores * PEAK_ACCUMULATORS * PEAK_LANES * PEAK_ITERS / seconds / 1e9
-
-
-def numpy_seconds(a, b, repeat: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def matmul_rows(n: int, rounds: int) -> list[dict]:
     """GFLOPS of each variant on 1 and 2 threads, with numpy measured alongside."""
     rng = np.random.default_rng(0)
     a, b = rng.random((n, n), dtype="float32"), rng.random((n, n), dtype="float32")
-    expected = a @ b
     rows = []
     for packed in (True, False):
         for cores in (1, 2):
             lib = build(from_source(scheduled_matmul(n, packed)),
                         target=Target(f"llvm --num-cores={cores}"))
-            c = np.zeros((n, n), "float32")
-            lib["matmul"](a, b, c)
-            np.testing.assert_allclose(c, expected, rtol=1e-3)
-            evaluator = lib.time_evaluator("matmul", cpu(), number=5)
-            ours, theirs = float("inf"), float("inf")
-            for _ in range(rounds):
-                ours = min(ours, evaluator(a, b, c).mean)
-                theirs = min(theirs, numpy_seconds(a, b))
-            flops = 2 * n ** 3
-            rows.append({"variant": "packed B" if packed else "no packing", "threads": cores,
-                         "gflops": flops / ours / 1e9, "numpy": flops / theirs / 1e9,
-                         "ratio": theirs / ours})
+            rows.append(_measure(lib, "matmul", a, b, rounds,
+                                 "packed B" if packed else "no packing", cores))
     return rows
 
 
@@ -265,7 +237,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     peak = {cores: fma_peak_gflops(cores, args.rounds) for cores in (1, 2)}
-    print(f"FMA peak (24 x 16-lane chains): {peak[1]:.0f} GFLOPS on 1 core, "
+    print(f"FMA peak ({PEAK_ACCUMULATORS} x {PEAK_LANES}-lane chains): {peak[1]:.0f} GFLOPS on 1 core, "
           f"{peak[2]:.0f} on 2 cores")
     rows = scheduled_rows(args.n, args.rounds) + matmul_rows(args.n, args.rounds)
     print(f"{'matmul ' + str(args.n) + '^3':<22}{'threads':>8}{'GFLOPS':>9}{'numpy':>9}"
@@ -273,7 +245,7 @@ def main() -> None:
     for row in rows:
         print(f"{row['variant']:<22}{row['threads']:>8}{row['gflops']:>9.0f}{row['numpy']:>9.0f}"
               f"{row['ratio']:>9.2f}x{row['gflops'] / peak[row['threads']]:>9.0%}")
-    print("numpy: a @ b with its default threads (OpenBLAS), best of the same rounds")
+    print("numpy: a @ b with its default threads (OpenBLAS), timed alongside by timing.compare")
 
 
 if __name__ == "__main__":

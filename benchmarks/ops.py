@@ -5,14 +5,13 @@ Run: ``python benchmarks/ops.py [--rounds 5] [--threads 2]``.
 Each operator is written with ``mlcbench.topi``, scheduled by
 ``dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())`` and built. The table
 gives milliseconds and the ratio ``reference time / our time`` (above 1: ours is
-faster). Timings drift on a shared machine, so every figure is the best of several
-rounds in which ours and the references run one after another.
+faster). Every contender is timed the same way by ``timing.compare``: the best mean
+per call over several rounds in which ours and the references run one after another.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import time
 
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads
 
@@ -22,6 +21,7 @@ import mlcbench  # noqa: E402
 from mlcbench import dlight, te, topi  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
 from mlcbench.topi import testing as ref  # noqa: E402
+from timing import call, compare, kernel  # noqa: E402
 
 
 def _dense(m, k, n):
@@ -77,15 +77,6 @@ def _rand(*shape):
     return np.random.default_rng(len(shape)).standard_normal(shape).astype("float32")
 
 
-def _best(fn, repeat=3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def onnx_session(op_type, attrs, arrays, out_shape, threads):
     """An onnxruntime session of a one-node model, or None without onnxruntime."""
     try:
@@ -121,15 +112,14 @@ def measure(name, rounds, threads):
     out = np.zeros([int(s) for s in output.shape], "float32")
     lib["main"](*arrays, out)
     np.testing.assert_allclose(out, numpy_fn(*arrays), rtol=2e-3, atol=2e-3)
-    evaluator = lib.time_evaluator("main", mlcbench.cpu(), number=5, min_repeat_ms=20)
+    contenders = {"ours": kernel(lib, "main", *arrays, out),
+                  "numpy": call(lambda: numpy_fn(*arrays))}
     session = onnx_session(op_type, attrs, arrays, out.shape, threads)
-    ours = theirs = onnx_time = float("inf")
-    for _ in range(rounds):
-        ours = min(ours, evaluator(*arrays, out).mean)
-        theirs = min(theirs, _best(lambda: numpy_fn(*arrays)))
-        if session is not None:
-            onnx_time = min(onnx_time, _best(session))
-    return ours, theirs, (onnx_time if session is not None else None)
+    if session is not None:
+        contenders["ort"] = call(session)
+    best = compare(contenders, rounds)
+    ours, theirs, onnx_time = best["ours"], best["numpy"], best.get("ort")
+    return ours, theirs, onnx_time
 
 
 def main() -> None:

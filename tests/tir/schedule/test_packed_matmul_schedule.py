@@ -4,6 +4,7 @@
 stays in registers, and the result matches numpy."""
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from mlcbench.tir.schedule.ir_utils import as_seq_list
 from schedule_testing import check_trace_roundtrip, run
 
 _PATH = pathlib.Path(__file__).resolve().parents[3] / "benchmarks" / "matmul_schedule.py"
+sys.path.insert(0, str(_PATH.parent))   # the benchmark imports its sibling timing.py
 _SPEC = importlib.util.spec_from_file_location("matmul_schedule", _PATH)
 bench = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(bench)
