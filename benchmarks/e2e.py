@@ -28,18 +28,9 @@ from mlcbench import datasets, relax  # noqa: E402
 from mlcbench.driver.models import export_digits_model  # noqa: E402
 from mlcbench.relax.transform.legalize_ops import LegalizeOps  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
+from timing import call, compare, kernel  # noqa: E402
 
 CASES = [("mlp", 1), ("mlp", 64), ("cnn", 1), ("cnn", 64)]
-
-
-def _best(fn, repeat=5) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def kernel_launches(mod, func="forward") -> int:
@@ -129,17 +120,14 @@ def measure(name, batch, rounds, threads):
     for run in [lambda a: fused["forward"](a, *weights).numpy(),
                 lambda a: unfused["forward"](a, *weights).numpy()] + ([ort] if ort else []):
         np.testing.assert_allclose(run(x), expected, rtol=1e-4, atol=1e-5)
-    times = {"fused": [], "unfused": [], "numpy": [], "ort": []}
-    for _ in range(rounds):
-        times["fused"].append(fused.time_evaluator("forward", mlcbench.cpu(), number=20,
-                                                   min_repeat_ms=10)(x, *weights).mean)
-        times["unfused"].append(unfused.time_evaluator("forward", mlcbench.cpu(), number=20,
-                                                       min_repeat_ms=10)(x, *weights).mean)
-        times["numpy"].append(_best(lambda: numpy_forward(name, params)(x)))
-        if ort:
-            times["ort"].append(_best(lambda: ort(x)))
+    contenders = {"fused": kernel(fused, "forward", x, *weights),
+                  "unfused": kernel(unfused, "forward", x, *weights),
+                  "numpy": call(lambda: numpy_forward(name, params)(x))}
+    if ort:
+        contenders["ort"] = call(lambda: ort(x))
+    best = compare(contenders, rounds, min_repeat_ms=20)
     memory = relax.analysis.estimate_memory_usage(unfused_mod)["forward"]
-    return {"best": {key: min(value) if value else None for key, value in times.items()},
+    return {"best": {key: best.get(key) for key in ("fused", "unfused", "numpy", "ort")},
             "kernels": (kernel_launches(unfused_mod), kernel_launches(fused_mod)),
             "memory": (memory.storage_bytes, memory.intermediate_bytes)}
 

@@ -37,7 +37,6 @@ os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads: see p
 import numpy as np  # noqa: E402
 
 from mlcbench.driver.build import build  # noqa: E402
-from mlcbench.runtime import cpu  # noqa: E402
 from mlcbench.script import from_source  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
 from timing import call, compare, kernel  # noqa: E402

@@ -25,18 +25,7 @@ from mlcbench import datasets, relax  # noqa: E402
 from mlcbench import meta_schedule as ms  # noqa: E402
 from mlcbench.driver.models import export_digits_model  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
-
-
-def latency(vm, x, weights) -> float:
-    return vm.time_evaluator("forward", mlcbench.cpu(), number=20,
-                             min_repeat_ms=20)(x, *weights).mean
-
-
-def numpy_latency(forward, x) -> float:
-    start = time.perf_counter()
-    for _ in range(20):
-        forward(x)
-    return (time.perf_counter() - start) / 20
+from timing import call, compare, kernel  # noqa: E402
 
 
 def main() -> None:
@@ -68,11 +57,9 @@ def main() -> None:
     for vm in (default, tuned):
         np.testing.assert_allclose(vm["forward"](x, *weights).numpy(), numpy_forward(x),
                                    rtol=1e-4, atol=1e-5)
-    best = {"default": float("inf"), "tuned": float("inf"), "numpy": float("inf")}
-    for _ in range(args.rounds):
-        best["default"] = min(best["default"], latency(default, x, weights))
-        best["tuned"] = min(best["tuned"], latency(tuned, x, weights))
-        best["numpy"] = min(best["numpy"], numpy_latency(numpy_forward, x))
+    best = compare({"default": kernel(default, "forward", x, *weights),
+                    "tuned": kernel(tuned, "forward", x, *weights),
+                    "numpy": call(lambda: numpy_forward(x))}, args.rounds, min_repeat_ms=20)
     print(f"\nCNN batch {args.batch}, {args.trials} trials in {tuning_seconds:.0f} s "
           f"({tuning_seconds / args.trials:.2f} s per trial), {args.threads} threads")
     print(f"{'build':<9}{'ms':>9}{'default / this':>16}{'numpy / this':>14}")

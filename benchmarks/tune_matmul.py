@@ -27,8 +27,8 @@ import numpy as np  # noqa: E402
 from mlcbench import te  # noqa: E402
 from mlcbench.ir.module import IRModule  # noqa: E402
 from mlcbench import meta_schedule as ms  # noqa: E402
-from mlcbench.runtime import cpu  # noqa: E402
 from mlcbench.tir.build import build  # noqa: E402
+from timing import call, compare, kernel  # noqa: E402
 
 TARGET = "llvm --num-cores=2"
 
@@ -59,14 +59,8 @@ def time_against_numpy(mod, n: int, rounds: int) -> tuple[float, float]:
     lib = build(mod, target=TARGET)
     lib["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-3)
-    evaluator = lib.time_evaluator("main", cpu(), number=5)
-    ours, theirs = float("inf"), float("inf")
-    for _ in range(rounds):
-        ours = min(ours, evaluator(a, b, c).mean)
-        start = time.perf_counter()
-        for _ in range(5):
-            a @ b
-        theirs = min(theirs, (time.perf_counter() - start) / 5)
+    best = compare({"ours": kernel(lib, "main", a, b, c), "numpy": call(lambda: a @ b)}, rounds)
+    ours, theirs = best["ours"], best["numpy"]
     return ours, theirs
 
 
