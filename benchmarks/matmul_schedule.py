@@ -9,7 +9,9 @@ at the start of the function, ``transform_layout`` to ``(j // 32, k, j % 32)`` (
 packing loop parallel and vectorized). The packed trace is printed, and the lowered IR
 and assembly of both are checked to keep the tile in vector registers.
 
-Run: ``python benchmarks/matmul_schedule.py [--n 1024] [--rounds 5]``.
+Run: ``python benchmarks/matmul_schedule.py [--n 1024] [--rounds 5] [--tvm-python PATH]``
+(``--tvm-python``: a Python with apache-tvm installed; adds Apache TVM's figures for the
+same schedule, see ``tvm_matmul.py``).
 
 The kernels are written in the form TVM's schedule prints for the classic CPU GEMM
 schedule: ``cache_write(C, "local")`` at the root with the full shape, outer i/j tiles
@@ -30,7 +32,10 @@ of several interleaved rounds, numpy's ``a @ b`` measured in the same rounds.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import pathlib
+import subprocess
 
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads: see parallel.py
 
@@ -230,15 +235,35 @@ def matmul_rows(n: int, rounds: int) -> list[dict]:
     return rows
 
 
+def tvm_rows(python: str, n: int, rounds: int) -> list[dict]:
+    """Apache TVM's figures for the same schedule, from ``tvm_matmul.py`` run by ``python``
+    (a Python with apache-tvm; numpy is timed in that process alongside)."""
+    script = pathlib.Path(__file__).with_name("tvm_matmul.py")
+    out = subprocess.run([python, str(script), "--n", str(n), "--rows", str(TILE_ROWS),
+                          "--cols", str(TILE_COLS), "--rounds", str(rounds)],
+                         check=True, capture_output=True, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        fig = json.loads(line)
+        rows.append({"variant": "Apache TVM, packed B", "threads": fig["threads"],
+                     "gflops": fig["tvm_gflops"], "numpy": fig["numpy_gflops"],
+                     "ratio": fig["tvm_gflops"] / fig["numpy_gflops"]})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tvm-python", default=None,
+                        help="a Python with apache-tvm: adds TVM's figures (tvm_matmul.py)")
     args = parser.parse_args()
     peak = {cores: fma_peak_gflops(cores, args.rounds) for cores in (1, 2)}
     print(f"FMA peak ({PEAK_ACCUMULATORS} x {PEAK_LANES}-lane chains): {peak[1]:.0f} GFLOPS on 1 core, "
           f"{peak[2]:.0f} on 2 cores")
     rows = scheduled_rows(args.n, args.rounds) + matmul_rows(args.n, args.rounds)
+    if args.tvm_python:
+        rows += tvm_rows(args.tvm_python, args.n, args.rounds)
     print(f"{'matmul ' + str(args.n) + '^3':<22}{'threads':>8}{'GFLOPS':>9}{'numpy':>9}"
           f"{'vs numpy':>10}{'of peak':>9}")
     for row in rows:
