@@ -33,19 +33,29 @@ from .linear_form import (LinearSum, binary_key, expr_key, expr_size, make, sum_
 class ExprSimplifier:
     """Simplifies expressions under what an :class:`ArithContext` knows.
 
-    Per-call caches (keys, linear forms, bounds, results) are dropped at every
-    top-level call, because the context may have changed in between.
+    Results and bounds are cached per top-level call only, because the context may
+    change in between. Structural facts about a node (its key, linear form and size)
+    do not depend on the context, so those caches live across calls until they hold
+    :attr:`STRUCTURAL_CACHE_LIMIT` nodes: the schedule primitives simplify the same
+    index expressions many times over.
     """
+
+    STRUCTURAL_CACHE_LIMIT = 200_000
 
     def __init__(self, ctx: ArithContext):
         self.ctx = ctx
+        self.key_memo: dict = {}
+        self.sum_memo: dict = {}
+        self.size_memo: dict = {}
         self.reset()
 
     def reset(self) -> None:
         self.memo: dict[int, tuple] = {}
-        self.key_memo: dict = {}
-        self.sum_memo: dict = {}
-        self.size_memo: dict = {}
+        if (len(self.key_memo) + len(self.sum_memo) + len(self.size_memo)
+                > self.STRUCTURAL_CACHE_LIMIT):
+            self.key_memo.clear()
+            self.sum_memo.clear()
+            self.size_memo.clear()
         self.bounds = BoundAnalysis(self.ctx, self.key_memo, self.sum_memo)
 
     def __call__(self, expr: E.PrimExpr) -> E.PrimExpr:
