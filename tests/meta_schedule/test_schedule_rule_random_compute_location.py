@@ -50,7 +50,7 @@ def test_blocks_that_stay():
 
 def test_producers_of_an_annotated_block_move_too():
     mod, _ = sp.softmax()
-    sch = Schedule(mod, seed=3)
+    sch = Schedule(mod, seed=5)          # a seed that leaves exp a block of its own
     sch.annotate(sch.get_block("T_softmax_exp"), "meta_schedule.random_compute_producer", 1)
     (result,) = RandomComputeLocation().apply(sch, sch.get_block("T_softmax_exp"))
     samples = [i for i in result.trace.insts if i.kind == "sample_compute_location"]

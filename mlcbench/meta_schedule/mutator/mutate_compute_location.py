@@ -1,14 +1,15 @@
 """MutateComputeLocation: move a block to another legal compute location.
 
-The legal locations depend on the IR at the moment of sampling, so the mutator replays
-the trace up to the ``sample_compute_location`` it changes, asks which loops are legal
-then (plus root, and inline when allowed) and picks another one.
+The candidate loops depend on the IR at the moment of sampling, so the mutator replays
+the trace up to the ``sample_compute_location`` it changes, takes the candidates then
+(the loops around the block's consumers, root and inline) in random order, and keeps
+the first whose whole trace replays (an illegal location fails the replay).
 """
 from __future__ import annotations
 
 from ...ir.errors import MLCBenchError
 from ...tir.schedule import Trace
-from ...tir.schedule.facade_location import INLINE, ROOT, location_candidates
+from ...tir.schedule.facade_location import INLINE, ROOT, location_loops
 from ..block_analysis import locate_block
 from .mutator import Mutator, as_random, without_postproc
 
@@ -39,12 +40,12 @@ class MutateComputeLocation(Mutator):
         return None
 
     def _choices(self, insts, position) -> list:
-        """The legal decisions of the ``position``-th instruction, given the ones before."""
+        """The candidate decisions of the ``position``-th instruction, given the ones before."""
         try:
             sch = self._replay(insts[:position + 1])
         except MLCBenchError:
             return []
         sampled = sch.trace.insts[-1]
         func_name, hit = locate_block(sch, sampled.kwargs()["block"])
-        loops, can_inline = location_candidates(sch.mod[func_name], hit.node.block.name_hint)
-        return list(range(len(loops))) + [ROOT] + ([INLINE] if can_inline else [])
+        loops = location_loops(sch.mod[func_name], hit.node.block.name_hint)
+        return list(range(len(loops))) + [ROOT, INLINE]

@@ -1,39 +1,67 @@
 """sample_compute_location: draw where a block is computed, recorded with its decision.
 
-The candidates are every loop under which ``compute_at(block, loop)`` is legal, in
-program order, plus two special places: ``-1`` leaves the block where it is ("compute
-root") and ``-2`` inlines it (offered when ``compute_inline`` is legal). The decision is
-an index into the loop candidates, or -1 / -2::
+The candidate loops are those around the block's first consumer, from the outermost
+down to the innermost loop that still encloses every consumer (as TVM collects them);
+``-1`` leaves the block where it is ("compute root") and ``-2`` inlines it. The
+decision is an index into the candidate loops, or -1 / -2::
 
     loc = sch.sample_compute_location(block)      # decision recorded in the trace
     sch.compute_at(block, loc)                    # root: no change; inline: inlined
+
+Legality is checked for the location drawn or given only: a draw takes the candidates in
+random order and keeps the first where ``compute_at`` (or ``compute_inline``) is legal,
+which is a uniform draw among the legal ones, and a replayed decision costs one check.
 """
 from __future__ import annotations
 
 from ...ir.errors import ScheduleError
-from ..stmt import For
-from .ir_utils import find_all
+from ..stmt import BlockRealize
+from .ir_utils import find_all, find_block
 from .primitives import compute_location, inline
 from .trace import LoopRV
 
 ROOT, INLINE = -1, -2
 
 
+def location_loops(func, block_name: str) -> list:
+    """Loop vars of the candidate locations of ``block_name`` (legal or not), outer first."""
+    hit = find_block(func, block_name, "sample_compute_location")
+    scope = hit.scope_block()
+    written = {id(r.buffer) for r in hit.node.block.writes}
+    consumers = find_all(func, lambda n: isinstance(n, BlockRealize) and n is not hit.node
+                         and any(id(r.buffer) in written for r in n.block.reads))
+    consumers = [c for c in consumers if c.scope_block() is scope]
+    if not consumers:
+        return []
+    common = consumers[0].loops()
+    for other in consumers[1:]:
+        theirs = other.loops()
+        depth = 0
+        while depth < min(len(common), len(theirs)) and common[depth] is theirs[depth]:
+            depth += 1
+        common = common[:depth]
+    own = {id(p) for p in hit.parents}
+    return [loop.loop_var for loop in common if id(loop) not in own]
+
+
+def _legal(func, block_name: str, decision: int, loops: list) -> bool:
+    if decision == ROOT:
+        return True
+    try:
+        if decision == INLINE:
+            inline.compute_inline(func, block_name)
+        else:
+            compute_location.compute_at(func, block_name, loops[decision], False)
+    except ScheduleError:
+        return False
+    return True
+
+
 def location_candidates(func, block_name: str) -> tuple[list, bool]:
     """``(loop vars where compute_at is legal, whether compute_inline is legal)``."""
-    loops = []
-    for hit in find_all(func, lambda n: isinstance(n, For)):
-        try:
-            compute_location.compute_at(func, block_name, hit.node.loop_var, False)
-        except ScheduleError:
-            continue
-        loops.append(hit.node.loop_var)
-    try:
-        inline.compute_inline(func, block_name)
-        can_inline = True
-    except ScheduleError:
-        can_inline = False
-    return loops, can_inline
+    loops = location_loops(func, block_name)
+    legal = [v for n, v in enumerate(loops) if _legal(func, block_name, n, loops)]
+    return legal, _legal(func, block_name, INLINE, loops)
 
 
 class LocationSamplingMixin:
@@ -41,16 +69,20 @@ class LocationSamplingMixin:
         """A LoopRV for ``compute_at``: a legal loop, the root (-1) or inline (-2)."""
         block = self._as_block_rv(block)
         func_name, hit = self._block(block, "sample_compute_location")
-        name = hit.node.block.name_hint
-        loops, can_inline = location_candidates(self._mod[func_name], name)
-        choices = list(range(len(loops))) + [ROOT] + ([INLINE] if can_inline else [])
+        func, name = self._mod[func_name], hit.node.block.name_hint
+        loops = location_loops(func, name)
+        choices = list(range(len(loops))) + [ROOT, INLINE]
         if decision is None:
-            decision = self._rand.choice(choices)
-        if decision not in choices:
+            order = choices[:]
+            self._rand.shuffle(order)
+            decision = next(d for d in order if _legal(func, name, d, loops))
+        elif decision not in choices or not _legal(func, name, decision, loops):
+            legal = [d for d in choices if _legal(func, name, d, loops)]
             raise ScheduleError(
                 f"sample_compute_location: decision {decision!r} is not a location of block "
-                f"{name!r}; the choices are {choices} (indices into the legal loops "
-                f"{[v.name for v in loops]}, -1 for root, -2 for inline)")
+                f"{name!r}; the choices are {legal} (indices into the loops "
+                f"{[v.name for v in loops]} around its consumers where compute_at is legal, "
+                f"-1 for root, -2 for inline)")
         out = LoopRV()
         if decision >= 0:
             self._rvs[out] = ("loop", func_name, loops[decision])

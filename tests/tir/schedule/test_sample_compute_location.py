@@ -1,4 +1,5 @@
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError
@@ -78,3 +79,51 @@ def test_refuses_decision_out_of_choices():
     block = sch.get_block("C")
     check_refused(sch, lambda s: s.sample_compute_location(block, decision=0),
                   r"decision 0 is not a location of block 'C'; the choices are \[-1\]")
+
+
+def test_candidates_are_the_loops_around_the_consumers():
+    from mlcbench.tir.schedule.facade_location import location_loops
+    assert [v.name for v in location_loops(two_steps, "B")] == ["i", "j"]
+    assert location_loops(two_steps, "C") == []          # no consumer
+
+
+@T.prim_func
+def reduction_consumer(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8, 16))
+    for i, j in T.grid(8, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, k in T.grid(8, 16):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + B[vi, vk]
+
+
+def test_an_illegal_loop_is_refused_with_the_legal_choices():
+    from mlcbench.tir.schedule.facade_location import location_candidates, location_loops
+    loops = location_loops(two_steps, "B")
+    legal, can_inline = location_candidates(two_steps, "B")
+    assert legal == loops and can_inline
+    sch = Schedule(two_steps)
+    block = sch.get_block("B")
+    check_refused(sch, lambda s: s.sample_compute_location(block, decision=2),
+                  r"decision 2 is not a location of block 'B'; the choices are \[0, 1, -1, -2\]")
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2 ** 31 - 1))
+def test_a_draw_is_always_a_legal_location(seed):
+    from mlcbench.tir.schedule.facade_location import location_candidates, location_loops
+    sch = Schedule(reduction_consumer, seed=seed)
+    block = sch.get_block("B")
+    loc = sch.sample_compute_location(block)
+    decision = sch.trace.insts[-1].decision
+    legal, can_inline = location_candidates(reduction_consumer, "B")
+    loops = location_loops(reduction_consumer, "B")
+    allowed = [loops.index(v) for v in legal] + [-1] + ([-2] if can_inline else [])
+    assert decision in allowed
+    sch.compute_at(block, loc)
+    check_numeric(sch.mod["main"], lambda a, c: (a + 1).sum(axis=1))
