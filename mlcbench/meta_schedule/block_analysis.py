@@ -10,9 +10,10 @@ Everything here reads the schedule's current IR and changes nothing. For a matmu
 from __future__ import annotations
 
 from ..ir.errors import ScheduleError
-from ..tir.expr import IntImm
+from ..arith.linear_form import to_sum
+from ..tir.expr import IntImm, Var
 from ..tir.function import PrimFunc
-from ..tir.functor import substitute, uses_var
+from ..tir.functor import pre_order_visit, substitute, uses_var
 from ..tir.schedule.ir_utils import Located, block_realizes_under, find_all
 from ..tir.stmt import Block, BlockRealize, For, IterType
 
@@ -162,23 +163,45 @@ def spatial_and_reduce_lengths(sch, block_rv):
 def access_strides(realize: BlockRealize, loops: list, region, analyzer) -> list:
     """For each loop: the flat-index stride of one step of the loop in ``region``'s
     buffer (0 when unused, None when not a constant), as TVM's vectorization check
-    reads it: the innermost buffer dimension that uses the loop decides."""
+    reads it: the innermost buffer dimension that uses the loop decides.
+
+    A loop that appears in an index only as a linear term ``c * loop`` steps it by
+    ``c``, read off the index's linear form; one under ``//``, ``%`` or another
+    non-linear operation is stepped by simplifying ``index(loop + 1) - index(loop)``."""
     bind = {iv.var: value for iv, value in zip(realize.block.iter_vars, realize.iter_values)}
     shape = [dim.value if isinstance(dim, IntImm) else None for dim in region.buffer.shape]
+    dims = []                                   # innermost dimension first
+    for rng, dim in zip(reversed(region.region), reversed(shape)):
+        index = substitute(rng.min, bind)
+        linear, nested = {}, set()
+        for atom, coeff in to_sum(index, {}, {}).terms.values():
+            if isinstance(atom, Var):
+                linear[id(atom)] = coeff
+            else:
+                nested |= _var_ids(atom)
+        dims.append((index, dim, linear, nested))
     out = []
     for loop in loops:
-        stride, inner = 0, 1
-        for rng, dim in zip(reversed(region.region), reversed(shape)):
-            index = substitute(rng.min, bind)
-            if _uses(index, loop.loop_var):
-                step = analyzer.simplify(substitute(index, {loop.loop_var: loop.loop_var + 1})
-                                         - index)
+        var, stride, inner = loop.loop_var, 0, 1
+        for index, dim, linear, nested in dims:
+            if id(var) in nested:
+                step = analyzer.simplify(substitute(index, {var: var + 1}) - index)
                 coef = step.value if isinstance(step, IntImm) else None
-                stride = None if coef is None or inner is None else coef * inner
-                break
-            inner = None if dim is None or inner is None else inner * dim
+            elif id(var) in linear:
+                coef = linear[id(var)]
+            else:
+                inner = None if dim is None or inner is None else inner * dim
+                continue
+            stride = None if coef is None or inner is None else coef * inner
+            break
         out.append(stride)
     return out
+
+
+def _var_ids(expr) -> set:
+    found = set()
+    pre_order_visit(expr, lambda node: found.add(id(node)) if isinstance(node, Var) else None)
+    return found
 
 
 def sibling_consumers(sch, block_rv) -> list[str]:
