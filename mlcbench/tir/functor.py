@@ -101,26 +101,32 @@ def rebuild(node, changes: dict):
     return dataclasses.replace(node, **changes)
 
 
+class _PostOrder(StmtExprVisitor):
+    def __init__(self, fn):
+        self.fn = fn
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        self.fn(node)
+
+
+class _PreOrder(StmtExprVisitor):
+    def __init__(self, fn):
+        self.fn = fn
+
+    def generic_visit(self, node):
+        if self.fn(node) is not False:
+            super().generic_visit(node)
+
+
 def post_order_visit(obj, fn) -> None:
     """Call ``fn(node)`` on every node below ``obj``, children first."""
-
-    class _Visitor(StmtExprVisitor):
-        def generic_visit(self, node):
-            super().generic_visit(node)
-            fn(node)
-
-    _Visitor().visit(obj)
+    _PostOrder(fn).visit(obj)
 
 
 def pre_order_visit(obj, fn) -> None:
     """Call ``fn(node)`` on every node, parents first; a ``False`` return skips children."""
-
-    class _Visitor(StmtExprVisitor):
-        def generic_visit(self, node):
-            if fn(node) is not False:
-                super().generic_visit(node)
-
-    _Visitor().visit(obj)
+    _PreOrder(fn).visit(obj)
 
 
 class _Substitute(StmtExprMutator):
@@ -141,15 +147,22 @@ def substitute(obj, vmap: dict):
 
 def uses_var(obj, predicate) -> bool:
     """True when some Var below ``obj`` satisfies ``predicate``."""
-    found = []
-
-    def check(node):
-        if found:
-            return False
-        if isinstance(node, Var) and predicate(node):
-            found.append(node)
-            return False
-        return None
-
-    pre_order_visit(obj, check)
-    return bool(found)
+    stack = [obj]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Node):
+            if isinstance(node, Var):
+                if predicate(node):
+                    return True
+                continue
+            if node._binder:
+                continue
+            for field in node._fields:
+                value = getattr(node, field.name)
+                if isinstance(value, (Node, tuple, list, dict)):
+                    stack.append(value)
+        elif isinstance(node, (tuple, list)):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+    return False
