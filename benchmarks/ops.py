@@ -7,6 +7,11 @@ Each operator is written with ``mlcbench.topi``, scheduled by
 gives milliseconds and the ratio ``reference time / our time`` (above 1: ours is
 faster). Timings drift on a shared machine, so every figure is the best of several
 rounds in which ours and the references run one after another.
+
+onnxruntime's worker threads keep spinning for tens of milliseconds after a run; a
+kernel timed in that window shares a core with them and measured up to 2.5x slower
+(conv2d 1x1 56x56: 2.8 ms right after a session run, 1.0 ms 0.1 s later). Each round
+therefore pauses ``SETTLE_S`` after the references before timing ours.
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ import mlcbench  # noqa: E402
 from mlcbench import dlight, te, topi  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
 from mlcbench.topi import testing as ref  # noqa: E402
+
+SETTLE_S = 0.2
 
 
 def _dense(m, k, n):
@@ -125,6 +132,7 @@ def measure(name, rounds, threads):
     session = onnx_session(op_type, attrs, arrays, out.shape, threads)
     ours = theirs = onnx_time = float("inf")
     for _ in range(rounds):
+        time.sleep(SETTLE_S)        # let the previous round's spinning workers park
         ours = min(ours, evaluator(*arrays, out).mean)
         theirs = min(theirs, _best(lambda: numpy_fn(*arrays)))
         if session is not None:
