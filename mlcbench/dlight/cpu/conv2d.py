@@ -1,11 +1,39 @@
 """Conv2D: a direct convolution (NCHW or NHWC) gets the register-blocked micro-kernel.
 
-Recognised from indices: a multiply-accumulate reduction with several reduce
-iterators (channels, kernel rows, kernel columns) and an output of rank >= 3. The
-output's last axis (width for NCHW, channels for NHWC) is vectorized, an axis the
-vector operand does not use (output channels for NCHW, width for NHWC) forms the
-unrolled rows, and all reduction loops run inside the parallel outer tiles. The
-padded input stays materialized: inlining it would put a bounds test in the kernel.
+Recognised from indices, not names: the one non-injective block is a multiply-accumulate
+with at least two reduce iterators (input channels and the kernel window) and an output
+of rank >= 3; the padded input is the operand read through a window (``yy + ry``).
+For ResNet-50's ``conv2d_nchw(x[1, 64, 56, 56], w[64, 64, 3, 3])`` on an AVX2 host::
+
+    pad_temp[1, 64, 58, 58]          # kept: inlined, the kernel would test bounds per tap
+    w_global[4, 64, 3, 3, 16]        # weights packed into panels of 16 output channels
+    for tile in T.parallel(3136):    # (batch, row, 14 width tiles, 4 channel tiles) fused
+        acc[4, 16] = 0               # 4 output pixels x 16 channels = 8 ymm accumulators
+        for rc, ry, rx in T.grid(64, 3, 3):
+            for px in T.unroll(4):
+                for f in T.vectorized(16):
+                    acc[px, f] += pad_temp[0, rc, y + ry, x + px + rx] * w_global[.., f]
+        out[0, f, y, x + px] = acc[px, f]  # unrolled: the transpose becomes shuffles
+
+* Vector axis: the last output axis one operand indexes plainly (output channels in
+  both layouts); that operand is packed into panels as wide as the vector tile.
+* Rows: an output axis the packed operand does not use (width), so each row is one
+  broadcast input pixel. ``tiling.choose_tiles`` sizes the tile from the target: two
+  vector registers of channels and as many rows as fill half the register file
+  (4 x 16 with AVX2's 16 ymm, 8 x 32 with AVX-512's 32 zmm).
+* Loop order: channel tiles vary fastest in the fused parallel loop, so consecutive
+  tiles reuse their input pixels from L1 while the packed weights (147 KB here) stay in
+  L2; all reduction loops run inside a tile in the function's order.
+* Epilogue: injective consumers (bias, relu) are inlined into the accumulator's
+  write-back; the padding and packing blocks are vectorized like elementwise ones.
+
+Measured on a 2-core Zen 3 (AVX2) for the layer above and its 1x1 64->256 sibling:
+one thread runs the 3x3 layer at about 80 GFLOPS (85% of one core's FMA peak, 1.1x
+onnxruntime) and the 1x1 at about 0.8x onnxruntime. Alternatives that measured slower
+or no faster there: width in the vector lanes with channels as broadcast rows (the
+matmul layout; 1.2-2x slower, also with two output rows per tile), tiles 7 x 8, 8 x 8,
+7 x 16 and 14 x 8, unrolling the 3x3 window (about 10% slower on one thread), and
+channel tiles outermost in the parallel loop (no faster on one thread).
 """
 from __future__ import annotations
 
