@@ -77,11 +77,16 @@ def test_accumulator_shrinks_to_the_register_tile(default_schedule, kernel):
     assert sizes and max(sizes) <= 16 * TARGET.vector_registers
 
 
-def test_weight_panels_vary_fastest_in_the_tile_loop(default_schedule):
-    """Consecutive tiles share their input pixels (kept in L1) and walk the packed weight
-    panels: the output-channel tile is the innermost part of the fused parallel loop."""
-    func, _ = _lowered_conv(default_schedule, 64, 256, 56, 1)
-    assert re.search(r"for nn_yy_xx_0_ff_0_fused in T.parallel", func.script())
+@pytest.mark.parametrize("c_out, size, nest", [
+    (256, 56, r"for nn_yy_fused in T\.parallel\(56\):\s*for ff_0, xx_0 in T\.grid\(16, 14\):"),
+    (512, 7, r"for nn_yy_ff_0_fused in T\.parallel\(224\):\s*for xx_0 in range\(2\):")])
+def test_rows_are_parallel_and_channel_tiles_outside_width_tiles(default_schedule, c_out,
+                                                                 size, nest):
+    """Each thread takes whole output rows; inside a row the channel tile is outer and
+    the width tiles inner, so the row's input and one weight panel stay in L1. An
+    output of 7 rows also spreads its channel tiles over the threads."""
+    func, _ = _lowered_conv(default_schedule, 64, c_out, size, 1)
+    assert re.search(nest, func.script()), func.script()
 
 
 def test_transposed_writeback_is_unrolled(default_schedule):

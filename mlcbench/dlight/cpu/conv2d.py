@@ -7,13 +7,14 @@ For ResNet-50's ``conv2d_nchw(x[1, 64, 56, 56], w[64, 64, 3, 3])`` on an AVX2 ho
 
     pad_temp[1, 64, 58, 58]          # kept: inlined, the kernel would test bounds per tap
     w_global[4, 64, 3, 3, 16]        # weights packed into panels of 16 output channels
-    for tile in T.parallel(3136):    # (batch, row, 14 width tiles, 4 channel tiles) fused
-        acc[4, 16] = 0               # 4 output pixels x 16 channels = 8 ymm accumulators
-        for rc, ry, rx in T.grid(64, 3, 3):
-            for px in T.unroll(4):
-                for f in T.vectorized(16):
-                    acc[px, f] += pad_temp[0, rc, y + ry, x + px + rx] * w_global[.., f]
-        out[0, f, y, x + px] = acc[px, f]  # unrolled: the transpose becomes shuffles
+    for y in T.parallel(56):         # batch and output rows, fused
+        for f0, x0 in T.grid(4, 14): # channel tiles, then width tiles
+            acc[4, 16] = 0           # 4 output pixels x 16 channels = 8 ymm accumulators
+            for rc, ry, rx in T.grid(64, 3, 3):
+                for px in T.unroll(4):
+                    for f in T.vectorized(16):     # x = 4 * x0 + px
+                        acc[px, f] += pad_temp[0, rc, y + ry, x + rx] * w_global[f0, rc, ry, rx, f]
+            out[0, 16 * f0 + f, y, x] = acc[px, f]   # unrolled: the transpose is shuffles
 
 * Vector axis: the last output axis one operand indexes plainly (output channels in
   both layouts); that operand is packed into panels as wide as the vector tile.
@@ -21,9 +22,11 @@ For ResNet-50's ``conv2d_nchw(x[1, 64, 56, 56], w[64, 64, 3, 3])`` on an AVX2 ho
   broadcast input pixel. ``tiling.choose_tiles`` sizes the tile from the target: two
   vector registers of channels and as many rows as fill half the register file
   (4 x 16 with AVX2's 16 ymm, 8 x 32 with AVX-512's 32 zmm).
-* Loop order: channel tiles vary fastest in the fused parallel loop, so consecutive
-  tiles reuse their input pixels from L1 while the packed weights (147 KB here) stay in
-  L2; all reduction loops run inside a tile in the function's order.
+* Loop order: threads take whole output rows (fused with the batch; with the channel
+  tiles too when there are fewer than 16 rows); inside a row the channel tile is outer
+  and the width tiles inner, so the row's input pixels stay in L1 across the channel
+  tiles and each packed weight panel across the width tiles, and the tile indices are
+  loop counters. All reduction loops run inside a tile in the function's order.
 * Epilogue: injective consumers (bias, relu) are inlined into the accumulator's
   write-back; the padding and packing blocks are vectorized like elementwise ones.
 
@@ -33,7 +36,9 @@ onnxruntime) and the 1x1 at about 0.8x onnxruntime. Alternatives that measured s
 or no faster there: width in the vector lanes with channels as broadcast rows (the
 matmul layout; 1.2-2x slower, also with two output rows per tile), tiles 7 x 8, 8 x 8,
 7 x 16 and 14 x 8, unrolling the 3x3 window (about 10% slower on one thread), and
-channel tiles outermost in the parallel loop (no faster on one thread).
+channel tiles outermost in the parallel loop (no faster on one thread). Replacing one
+fused loop over all tiles (channel tile fastest) by the nest above made the 1x1 layer
+2-11% faster on one thread and the 3x3 one about 3%.
 """
 from __future__ import annotations
 
@@ -86,7 +91,7 @@ class Conv2D(ScheduleRule):
             return None
         sch = pack_vector_operand(sch, *found, tiles, min_row_tiles=1)
         info, _ = conv_block(sch)
-        if not tile_contraction(sch, info, tiles):
+        if not tile_contraction(sch, info, tiles, row_tiles_inner=True):
             return None
         schedule_remaining_blocks(sch, target.vector_lanes(32))
         return sch
