@@ -170,3 +170,18 @@ def test_nhwc_odd_shapes_match_numpy(size, c_in, c_out, kernel, stride, run_te, 
     expected = ref.conv2d_nchw_python(a.transpose(0, 3, 1, 2), wt.transpose(3, 2, 0, 1),
                                       stride, (pad,) * 4).transpose(0, 2, 3, 1)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("c_out, size, kernel", [(64, 56, 3), (256, 56, 1), (512, 7, 1)])
+def test_trace_replays_from_the_unscheduled_function(c_out, size, kernel):
+    """Tuning starts from the rule's schedule as a trace: every step is a primitive."""
+    from mlcbench.ir import structural_hash
+    from mlcbench.meta_schedule.default_schedule import default_schedule
+    from mlcbench.tir import Schedule
+    x, w, y = _conv_nchw(64, c_out, size, kernel)
+    mod = mlcbench.IRModule({"main": _func(x, w, y)})
+    sch = default_schedule(mod, Target("llvm --num-cores=2"))
+    assert sch is not None
+    assert "w_global" in sch.mod["main"].script() and "T.parallel" in sch.mod["main"].script()
+    replayed = sch.trace.apply_to_schedule(Schedule(mod), remove_postproc=False)
+    assert structural_hash(replayed.mod) == structural_hash(sch.mod)
