@@ -30,15 +30,16 @@ For ResNet-50's ``conv2d_nchw(x[1, 64, 56, 56], w[64, 64, 3, 3])`` on an AVX2 ho
 * Epilogue: injective consumers (bias, relu) are inlined into the accumulator's
   write-back; the padding and packing blocks are vectorized like elementwise ones.
 
-Measured on a 2-core Zen 3 (AVX2) for the layer above and its 1x1 64->256 sibling:
-one thread runs the 3x3 layer at about 80 GFLOPS (85% of one core's FMA peak, 1.1x
-onnxruntime) and the 1x1 at about 0.8x onnxruntime. Alternatives that measured slower
-or no faster there: width in the vector lanes with channels as broadcast rows (the
-matmul layout; 1.2-2x slower, also with two output rows per tile), tiles 7 x 8, 8 x 8,
-7 x 16 and 14 x 8, unrolling the 3x3 window (about 10% slower on one thread), and
-channel tiles outermost in the parallel loop (no faster on one thread). Replacing one
-fused loop over all tiles (channel tile fastest) by the nest above made the 1x1 layer
-2-11% faster on one thread and the 3x3 one about 3%.
+Measured on a 2-core Zen 3 (AVX2) for the layer above and its 1x1 64->256 sibling,
+against onnxruntime in the same process: on one thread the 3x3 layer takes 0.85-1.0x
+onnxruntime's time (up to 85% of the core's FMA peak) and the 1x1 1.15-1.25x; on both
+cores (``benchmarks/ops.py``, idle machine) 1.1-1.2x and about 0.95x. Alternatives
+that measured slower or no faster there: width in the vector lanes with channels as
+broadcast rows (the matmul layout; 1.2-2x slower, also with two output rows per tile),
+tiles 7 x 8, 8 x 8, 7 x 16 and 14 x 8, unrolling the 3x3 window (about 10% slower on
+one thread), and channel tiles outermost in the parallel loop (no faster on one
+thread). Replacing one fused loop over all tiles (channel tile fastest) by the nest
+above made the 1x1 layer 2-11% faster on one thread and the 3x3 one about 3%.
 """
 from __future__ import annotations
 

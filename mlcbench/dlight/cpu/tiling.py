@@ -12,6 +12,9 @@ last, contiguous index) the schedule is the classic CPU GEMM one::
                     C_local[..] += A[..] * B[..]
         for ax0, ax1 in ..: C[..] = epilogue(C_local[..])
 
+Convolutions keep output rows in the parallel loop and run their channel and width
+tiles serially inside it (``tile_contraction(row_tiles_inner=True)``).
+
 ``rows`` x ``cols`` is chosen from the target: ``cols`` two vector registers wide
 (32 fp32 on AVX-512, 16 on AVX2), ``rows`` so the accumulators fill about half the
 register file (8 x 32 on AVX-512's 32 registers, 4 x 16 on AVX2's 16).
