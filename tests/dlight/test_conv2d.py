@@ -3,6 +3,7 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings, strategies as st
 
 import mlcbench
 from mlcbench import te, topi
@@ -76,11 +77,16 @@ def test_accumulator_shrinks_to_the_register_tile(default_schedule, kernel):
     assert sizes and max(sizes) <= 16 * TARGET.vector_registers
 
 
-def test_weight_panels_vary_fastest_in_the_tile_loop(default_schedule):
-    """Consecutive tiles share their input pixels (kept in L1) and walk the packed weight
-    panels: the output-channel tile is the innermost part of the fused parallel loop."""
-    func, _ = _lowered_conv(default_schedule, 64, 256, 56, 1)
-    assert re.search(r"for nn_yy_xx_0_ff_0_fused in T.parallel", func.script())
+@pytest.mark.parametrize("c_out, size, nest", [
+    (256, 56, r"for nn_yy_fused in T\.parallel\(56\):\s*for ff_0, xx_0 in T\.grid\(16, 14\):"),
+    (512, 7, r"for nn_yy_ff_0_fused in T\.parallel\(224\):\s*for xx_0 in range\(2\):")])
+def test_rows_are_parallel_and_channel_tiles_outside_width_tiles(default_schedule, c_out,
+                                                                 size, nest):
+    """Each thread takes whole output rows; inside a row the channel tile is outer and
+    the width tiles inner, so the row's input and one weight panel stay in L1. An
+    output of 7 rows also spreads its channel tiles over the threads."""
+    func, _ = _lowered_conv(default_schedule, 64, c_out, size, 1)
+    assert re.search(nest, func.script()), func.script()
 
 
 def test_transposed_writeback_is_unrolled(default_schedule):
@@ -90,3 +96,92 @@ def test_transposed_writeback_is_unrolled(default_schedule):
     text = func.script()
     assert re.search(r'for ax0 in T.unroll\(16\):\s*for ax1 in T.vectorized\(\d+\):\s*'
                      r'with T.block\("conv2d_nchw_local"\)', text)
+
+
+def _conv_nchw(c_in, c_out, size, kernel, stride=1, pad=None, dilation=1, groups=1):
+    x = te.placeholder((1, c_in, size, size), name="x")
+    w = te.placeholder((c_out, c_in // groups, kernel, kernel), name="w")
+    pad = kernel // 2 if pad is None else pad
+    if groups == 1:
+        return x, w, topi.nn.conv2d_nchw(x, w, stride, pad, dilation)
+    return x, w, topi.nn.group_conv2d_nchw(x, w, stride, pad, dilation, groups)
+
+
+def _register_tile(func) -> tuple:
+    """``(rows, cols)``: the unrolled and vectorized loops around the update block."""
+    found = re.search(r"T\.unroll\((\d+)\):\s*for \w+ in T\.vectorized\((\d+)\):\s*"
+                      r'with T\.block\("\w+_update"\)', func.script())
+    assert found, func.script()
+    return int(found.group(1)), int(found.group(2))
+
+
+@pytest.mark.parametrize("mcpu, tile", [("znver3", (4, 16)), ("znver4", (8, 32))])
+def test_register_tile_follows_the_target(mcpu, tile):
+    """Accumulators fill half the vector registers: 4 x 16 (8 ymm of 16) with AVX2,
+    8 x 32 (16 zmm of 32) with AVX-512; the schedule is made without running it."""
+    target = Target(f"llvm -mcpu={mcpu}")
+    x, w, y = _conv_nchw(64, 64, 56, 3)
+    sch = Conv2D().apply(_func(x, w, y), target)
+    rows, cols = _register_tile(sch.mod["main"])
+    assert (rows, cols) == tile
+    assert rows * cols // target.vector_lanes(32) == target.vector_registers // 2
+
+
+def test_resnet_layer_is_parallel_with_channels_in_vectors(default_schedule):
+    """ResNet-50's 3x3 layer: one parallel loop over the output tiles, output channels
+    in the vector lanes (weights packed into panels of the vector tile's width), and
+    the padding and the packing loops vectorized too."""
+    x, w, y = _conv_nchw(64, 64, 56, 3)
+    text = default_schedule(_func(x, w, y)).script()
+    lanes = TARGET.vector_lanes(32)
+    assert len(re.findall(r"T\.parallel\(", text)) >= 1
+    assert re.search(rf"w_global = T\.alloc_buffer\(\(\d+, 64, 3, 3, {2 * lanes}\)\)", text)
+    for block in ("pad_temp", "w_global", "conv2d_nchw_init", "conv2d_nchw_update"):
+        assert re.search(rf'T\.vectorized\(\d+\):\s*with T\.block\("{block}"\)', text), block
+
+
+@settings(max_examples=12, deadline=None)
+@given(c_in=st.integers(1, 9), c_out=st.integers(1, 20), size=st.integers(5, 15),
+       kernel=st.sampled_from([1, 3, 5]), stride=st.integers(1, 2), pad=st.integers(0, 2),
+       dilation=st.integers(1, 2), groups=st.sampled_from([1, 2]), relu=st.booleans())
+def test_nchw_matches_numpy_for_any_shape(c_in, c_out, size, kernel, stride, pad, dilation,
+                                         groups, relu, run_te):
+    c_in, c_out = c_in * groups, c_out * groups
+    assume((kernel - 1) * dilation + 1 <= size + 2 * pad)
+    rng = np.random.default_rng(c_in * 97 + c_out * 13 + size)
+    a = rng.standard_normal((1, c_in, size, size)).astype("float32")
+    wt = rng.standard_normal((c_out, c_in // groups, kernel, kernel)).astype("float32")
+    x, w, y = _conv_nchw(c_in, c_out, size, kernel, stride, pad, dilation, groups)
+    y = topi.nn.relu(y) if relu else y
+    expected = ref.conv2d_nchw_python(a, wt, stride, (pad,) * 4, dilation, groups)
+    np.testing.assert_allclose(run_te([x, w], y, [a, wt]),
+                               np.maximum(expected, 0) if relu else expected,
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("size, c_in, c_out, kernel, stride", [
+    (13, 3, 7, 3, 2), (7, 16, 40, 1, 1), (9, 5, 32, 5, 1)])
+def test_nhwc_odd_shapes_match_numpy(size, c_in, c_out, kernel, stride, run_te, rng):
+    a = rng.standard_normal((1, size, size, c_in)).astype("float32")
+    wt = rng.standard_normal((kernel, kernel, c_in, c_out)).astype("float32")
+    x, w = te.placeholder(a.shape, name="x"), te.placeholder(wt.shape, name="w")
+    pad = kernel // 2
+    got = run_te([x, w], topi.nn.conv2d_nhwc(x, w, stride, pad, 1), [a, wt])
+    expected = ref.conv2d_nchw_python(a.transpose(0, 3, 1, 2), wt.transpose(3, 2, 0, 1),
+                                      stride, (pad,) * 4).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("c_out, size, kernel", [(64, 56, 3), (256, 56, 1), (512, 7, 1)])
+def test_trace_replays_from_the_unscheduled_function(c_out, size, kernel):
+    """Tuning starts from the rule's schedule as a trace: every step is a primitive."""
+    from mlcbench.ir import structural_hash
+    from mlcbench.meta_schedule.default_schedule import default_schedule
+    from mlcbench.tir import Schedule
+    x, w, y = _conv_nchw(64, c_out, size, kernel)
+    mod = mlcbench.IRModule({"main": _func(x, w, y)})
+    sch = default_schedule(mod, Target("llvm --num-cores=2"))
+    assert sch is not None
+    assert "w_global" in sch.mod["main"].script() and "T.parallel" in sch.mod["main"].script()
+    replayed = sch.trace.apply_to_schedule(Schedule(mod), remove_postproc=False)
+    assert structural_hash(replayed.mod) == structural_hash(sch.mod)

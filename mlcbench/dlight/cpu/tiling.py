@@ -12,6 +12,9 @@ last, contiguous index) the schedule is the classic CPU GEMM one::
                     C_local[..] += A[..] * B[..]
         for ax0, ax1 in ..: C[..] = epilogue(C_local[..])
 
+Convolutions keep output rows in the parallel loop and run their channel and width
+tiles serially inside it (``tile_contraction(row_tiles_inner=True)``).
+
 ``rows`` x ``cols`` is chosen from the target: ``cols`` two vector registers wide
 (32 fp32 on AVX-512, 16 on AVX2), ``rows`` so the accumulators fill about half the
 register file (8 x 32 on AVX-512's 32 registers, 4 x 16 on AVX2's 16).
@@ -24,6 +27,8 @@ from .common import choose_vector_tile, float_bits, inline_injective_consumers
 # Multiply-adds below which a contraction stays on one thread (~10 us of work).
 PARALLEL_MIN_MACS = 1 << 20
 MAX_ROWS = 16
+# Parallel iterations that spread evenly over a few cores in static chunks.
+PARALLEL_MIN_TILES = 16
 
 
 def output_axes(info: BlockInfo):
@@ -110,10 +115,19 @@ def _accumulator_vector_axis_last(sch, info: BlockInfo, col_iv) -> None:
                          lambda *idx: (*idx[:dim], *idx[dim + 1:], idx[dim]))
 
 
-def tile_contraction(sch, info: BlockInfo, tiles) -> bool:
+def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False) -> bool:
     """Apply the micro-kernel schedule to ``info`` with ``tiles`` from choose_tiles
     (iterators matched by name, so the tiles survive packing an operand); False
-    when its loops do not map one-to-one onto its iterators."""
+    when its loops do not map one-to-one onto its iterators.
+
+    By default every tile loop is fused into one parallel loop with the column tiles
+    varying fastest: consecutive tiles reuse the same rows of A from L1 and walk B's
+    packed panels. With ``row_tiles_inner`` (convolutions) the nest is
+    ``parallel(batch, output rows) > column tiles > row tiles`` instead: one output
+    row's input pixels stay in L1 across the column tiles, each column tile's packed
+    weights across the row tiles, and the tile indices are loop counters rather than
+    divisions of one fused index (a 1x1 convolution, 56x56 64->256: 2-11% faster
+    on one thread)."""
     loops = sch.get_loops(info.rv)
     loop_vars = [sch.get(lp).loop_var for lp in loops]
     if list(info.realize.iter_values) != loop_vars:
@@ -129,26 +143,47 @@ def tile_contraction(sch, info: BlockInfo, tiles) -> bool:
     inline_injective_consumers(sch, writeback)
     i0, i1 = sch.split(loop_of[row_iv.var], [None, rows])
     j0, j1 = sch.split(loop_of[col_iv.var], [None, cols])
-    outer_of = {row_iv.var: i0, col_iv.var: j0}
-    # Column tiles vary fastest: consecutive tiles reuse the same rows of A (a
-    # convolution's input pixels, all channels) from L1 and walk B's packed panels.
-    spatial = [outer_of.get(iv.var, loop_of[iv.var]) for iv in info.block.iter_vars
-               if iv.iter_type.name == "DATA_PAR" and iv.var is not col_iv.var] + [j0]
+    data_par = [iv for iv in info.block.iter_vars if iv.iter_type.name == "DATA_PAR"]
+    if row_tiles_inner:
+        spatial = [loop_of[iv.var] for iv in data_par
+                   if iv.var is not row_iv.var and iv.var is not col_iv.var] + [j0, i0]
+    else:
+        spatial = [i0 if iv.var is row_iv.var else loop_of[iv.var] for iv in data_par
+                   if iv.var is not col_iv.var] + [j0]
     reduce = [loop_of[iv.var] for iv in info.block.iter_vars
               if iv.iter_type.name != "DATA_PAR"]
     sch.reorder(*spatial, *reduce, i1, j1)
-    outer = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
+    parallel_loops = _parallel_prefix(sch, spatial) if row_tiles_inner else spatial
+    outer = sch.fuse(*parallel_loops) if len(parallel_loops) > 1 else parallel_loops[0]
     if work >= PARALLEL_MIN_MACS and (total_extent(sch, [outer]) or 0) >= 2:
         sch.parallel(outer)
+    serial = spatial[len(parallel_loops):]
     sch.unroll(i1)
     sch.vectorize(j1)
-    sch.reverse_compute_at(writeback, outer)
-    # Unrolled, the writeback reads the accumulators at constant offsets, so a
-    # transposed one (NCHW: channel vectors stored along width) becomes register
-    # shuffles instead of a spill to the stack and computed-index loads.
-    for loop in sch.get_loops(writeback)[1:-1]:
-        sch.unroll(loop)
-    sch.vectorize(sch.get_loops(writeback)[-1])
+    _schedule_writeback(sch, writeback, serial[-1] if serial else outer, 1 + len(serial))
     init = sch.decompose_reduction(info.rv, reduce[0])
     sch.vectorize(sch.get_loops(init)[-1])
     return True
+
+
+def _parallel_prefix(sch, spatial) -> list:
+    """The outermost of ``spatial`` whose extents multiply to ``PARALLEL_MIN_TILES`` or
+    more (all of them when they never do): enough iterations for the threads to share
+    evenly under static chunking (an output of 7 rows needs the channel tiles too)."""
+    extent = 1
+    for n, loop in enumerate(spatial):
+        extent *= total_extent(sch, [loop]) or PARALLEL_MIN_TILES
+        if extent >= PARALLEL_MIN_TILES:
+            return spatial[:n + 1]
+    return spatial
+
+
+def _schedule_writeback(sch, writeback, tile_loop, depth: int) -> None:
+    """Copy the accumulators out once per tile (under ``tile_loop``, the ``depth``-th
+    loop of the nest). Unrolled, the copy reads them at constant offsets, so a
+    transposed one (NCHW: channel vectors stored along width) becomes register
+    shuffles instead of a spill to the stack and computed-index loads."""
+    sch.reverse_compute_at(writeback, tile_loop)
+    for loop in sch.get_loops(writeback)[depth:-1]:
+        sch.unroll(loop)
+    sch.vectorize(sch.get_loops(writeback)[-1])
