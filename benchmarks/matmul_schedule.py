@@ -239,12 +239,13 @@ def tvm_rows(python: str, n: int, rounds: int) -> list[dict]:
     """Apache TVM's figures for the same schedule, from ``tvm_matmul.py`` run by ``python``
     (a Python with apache-tvm; numpy is timed in that process alongside)."""
     script = pathlib.Path(__file__).with_name("tvm_matmul.py")
-    out = subprocess.run([python, str(script), "--n", str(n), "--rows", str(TILE_ROWS),
-                          "--cols", str(TILE_COLS), "--rounds", str(rounds)],
-                         check=True, capture_output=True, text=True).stdout
     rows = []
-    for line in out.splitlines():
-        fig = json.loads(line)
+    for threads in (1, 2):
+        out = subprocess.run([python, str(script), "--n", str(n), "--rows", str(TILE_ROWS),
+                              "--cols", str(TILE_COLS), "--rounds", str(rounds),
+                              "--threads", str(threads)],
+                             check=True, capture_output=True, text=True).stdout
+        fig = json.loads(out.splitlines()[-1])
         rows.append({"variant": "Apache TVM, packed B", "threads": fig["threads"],
                      "gflops": fig["tvm_gflops"], "numpy": fig["numpy_gflops"],
                      "ratio": fig["tvm_gflops"] / fig["numpy_gflops"]})

@@ -1,4 +1,5 @@
-"""``T.parallel`` loops run on libgomp's threads with static chunks."""
+"""``T.parallel`` loops run on libgomp's threads, which claim guided chunks
+(``ceil(remaining / (2 * threads))`` iterations) from a shared counter."""
 import numpy as np
 import pytest
 from codegen_helpers import compile_kernels, flat, kernel, ramp
@@ -46,12 +47,23 @@ def lib():
                                _nested_parallel_vectorized())
 
 
-def test_static_chunks_cover_every_iteration_once(lib):
+def _guided_chunks(n, threads=2):
+    chunks, lo = [], 0
+    while lo < n:
+        size = -(-(n - lo) // (2 * threads))
+        chunks.append((lo, lo + size))
+        lo += size
+    return chunks
+
+
+def test_guided_chunks_cover_every_iteration_once(lib):
     out = np.full(N, -1, "int32")
     lib["thread_ids"](out)
     assert set(np.unique(out)) <= {0, 1}
-    assert np.all(np.diff(out) >= 0), "static chunks are contiguous and ordered by thread"
-    assert np.count_nonzero(out == 0) == N // 2
+    chunks = _guided_chunks(N)
+    assert chunks[0] == (0, 250) and chunks[-1][1] == N
+    for lo, hi in chunks:
+        assert len(set(out[lo:hi])) == 1, f"chunk [{lo}, {hi}) runs on one thread"
 
 
 def test_parallel_body_with_private_allocation(lib):

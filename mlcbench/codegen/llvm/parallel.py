@@ -3,11 +3,16 @@
 For ``for i in T.parallel(n): body`` inside kernel ``k`` we emit::
 
     k_par0_body(captured..., lo, hi)     ; for i in [lo, hi): body   (pointers noalias)
-    k_par0(ptr frame)                    ; unpack frame, pick this thread's chunk, call body
-    k:  frame = {captured..., min, extent}; GOMP_parallel(k_par0, frame, num_cores, 0)
+    k_par0(ptr frame)                    ; unpack frame; claim chunks, call body on each
+    k:  frame = {captured..., min, extent, next = 0}; GOMP_parallel(k_par0, frame, num_cores, 0)
 
-Chunking is static: thread ``t`` of ``n`` takes ``[t*c, min((t+1)*c, extent))`` with
-``c = ceil(extent / n)``. A parallel loop nested inside another runs serially.
+Chunking is guided, as OpenMP's ``schedule(guided)``: a thread takes the next
+``ceil(remaining / (2 * n))`` iterations from the frame's shared counter (a
+compare-and-swap) until none remain. The first chunks are large contiguous ranges, the
+last ones single iterations, so the threads finish together. With fixed halves, a
+thread that lost its core for a while (another process, the hypervisor) held the whole
+kernel back; now the other thread takes over what is left. A parallel loop nested
+inside another runs serially.
 The body function keeps ``noalias`` on its buffer pointers: loaded from a frame, the
 pointers would lose it, and the vectorizer would give up on the loop (measured: half
 speed for an i-k-j matmul).
@@ -50,9 +55,10 @@ class ParallelLoops:
         captured = self._distinct_captures()
         begin = self.emit_expr(loop.min)
         extent = self.emit_expr(loop.extent)
-        frame_type = ir.LiteralStructType([v.type for _, v in captured] + [begin.type] * 2)
+        frame_type = ir.LiteralStructType([v.type for _, v in captured] + [begin.type] * 3)
         frame = self.stack_slot(frame_type, "parallel_frame")
-        for k, value in enumerate([v for _, v in captured] + [begin, extent]):
+        next_chunk = ir.Constant(begin.type, 0)
+        for k, value in enumerate([v for _, v in captured] + [begin, extent, next_chunk]):
             slot = self.builder.gep(frame, [ir.Constant(T.I32, 0), ir.Constant(T.I32, k)],
                                     inbounds=True, source_etype=frame_type)
             self.builder.store(value, slot)
@@ -98,29 +104,37 @@ class ParallelLoops:
         fn.attributes.add("nounwind")
         builder = ir.IRBuilder(fn.append_basic_block("entry"))
         frame = fn.args[0]
-        fields = []
-        for k, elem_type in enumerate(frame_type.elements):
-            slot = builder.gep(frame, [ir.Constant(T.I32, 0), ir.Constant(T.I32, k)],
-                               inbounds=True, source_etype=frame_type)
-            fields.append(builder.load(slot, typ=elem_type))
-        begin, extent = fields[-2], fields[-1]
-        lo, hi = self._thread_chunk(builder, extent)
-        lo, hi = builder.add(begin, lo), builder.add(begin, hi)
-        builder.call(body_fn, fields[:n_captured] + [lo, hi])
+        slots = [builder.gep(frame, [ir.Constant(T.I32, 0), ir.Constant(T.I32, k)],
+                             inbounds=True, source_etype=frame_type)
+                 for k in range(len(frame_type.elements))]
+        fields = [builder.load(slot, typ=elem_type)
+                  for slot, elem_type in zip(slots[:-1], frame_type.elements[:-1])]
+        begin, extent, counter = fields[-2], fields[-1], slots[-1]
+        ty = extent.type
+        nthreads = builder.call(self.declare_function("omp_get_num_threads", T.I32, []), [])
+        nthreads = builder.sext(nthreads, ty) if ty != T.I32 else nthreads
+        pieces = builder.mul(nthreads, ir.Constant(ty, 2))
+        align = ty.width // 8
+        first = builder.load_atomic(counter, "monotonic", align, typ=ty)
+        entry = builder.block
+        head, claim, run, done = (fn.append_basic_block(n) for n in ("head", "claim", "run", "done"))
+        builder.branch(head)
+        builder.position_at_end(head)
+        lo = builder.phi(ty, name="lo")
+        lo.add_incoming(first, entry)
+        builder.cbranch(builder.icmp_signed("<", lo, extent), claim, done)
+        builder.position_at_end(claim)
+        remaining = builder.sub(extent, lo)
+        size = builder.sdiv(builder.sub(builder.add(remaining, pieces), ir.Constant(ty, 1)), pieces)
+        hi = builder.add(lo, size)
+        swap = builder.cmpxchg(counter, lo, hi, "monotonic", "monotonic")
+        seen = builder.extract_value(swap, 0)
+        lo.add_incoming(seen, claim)
+        builder.cbranch(builder.extract_value(swap, 1), run, head)
+        builder.position_at_end(run)
+        builder.call(body_fn, fields[:n_captured] + [builder.add(begin, lo), builder.add(begin, hi)])
+        lo.add_incoming(builder.load_atomic(counter, "monotonic", align, typ=ty), run)
+        builder.branch(head)
+        builder.position_at_end(done)
         builder.ret_void()
         return fn
-
-    def _thread_chunk(self, builder: ir.IRBuilder, extent: ir.Value):
-        """This thread's ``[lo, hi)`` within ``[0, extent)`` under static chunking."""
-        get = lambda name: builder.call(self.declare_function(name, T.I32, []), [])  # noqa: E731
-        ty = extent.type
-        tid = builder.sext(get("omp_get_thread_num"), ty) if ty != T.I32 else get("omp_get_thread_num")
-        nthreads = (builder.sext(get("omp_get_num_threads"), ty) if ty != T.I32
-                    else get("omp_get_num_threads"))
-        one = ir.Constant(ty, 1)
-        chunk = builder.sdiv(builder.sub(builder.add(extent, nthreads), one), nthreads)
-        lo = builder.mul(tid, chunk)
-        lo = builder.select(builder.icmp_signed("<", lo, extent), lo, extent)
-        hi = builder.add(lo, chunk)
-        hi = builder.select(builder.icmp_signed("<", hi, extent), hi, extent)
-        return lo, hi

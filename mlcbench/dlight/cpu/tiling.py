@@ -27,7 +27,7 @@ from .common import choose_vector_tile, float_bits, inline_injective_consumers
 # Multiply-adds below which a contraction stays on one thread (~10 us of work).
 PARALLEL_MIN_MACS = 1 << 20
 MAX_ROWS = 16
-# Parallel iterations that spread evenly over a few cores in static chunks.
+# Parallel iterations enough for the threads' chunks to even out over a few cores.
 PARALLEL_MIN_TILES = 16
 
 
@@ -169,7 +169,7 @@ def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False)
 def _parallel_prefix(sch, spatial) -> list:
     """The outermost of ``spatial`` whose extents multiply to ``PARALLEL_MIN_TILES`` or
     more (all of them when they never do): enough iterations for the threads to share
-    evenly under static chunking (an output of 7 rows needs the channel tiles too)."""
+    evenly (an output of 7 rows needs the channel tiles too)."""
     extent = 1
     for n, loop in enumerate(spatial):
         extent *= total_extent(sch, [loop]) or PARALLEL_MIN_TILES
