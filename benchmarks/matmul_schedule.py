@@ -42,6 +42,7 @@ os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads: see p
 import numpy as np  # noqa: E402
 
 from mlcbench.driver.build import build  # noqa: E402
+from mlcbench.driver.kernels import register_tile, tiled_matmul_schedule  # noqa: E402
 from mlcbench.script import from_source  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
 from timing import call, compare, kernel  # noqa: E402
@@ -50,8 +51,7 @@ from timing import call, compare, kernel  # noqa: E402
 # the register file (8 x 32 on AVX-512's 32 zmm registers, 4 x 16 on AVX2's 16 ymm).
 _HOST = Target("llvm")
 LANES = _HOST.vector_lanes(32)
-TILE_COLS = 2 * LANES
-TILE_ROWS = _HOST.vector_registers // 2 // 2
+TILE_ROWS, TILE_COLS = register_tile(_HOST)
 VECTOR_REGISTER = {16: "zmm", 8: "ymm"}.get(LANES, "xmm")
 PEAK_ACCUMULATORS, PEAK_LANES, PEAK_ITERS = _HOST.vector_registers * 3 // 4, LANES, 200_000
 
@@ -124,33 +124,14 @@ def fma_peak(X: T.Buffer((2, {lanes}), "float32"),
 
 
 def schedule_matmul(n: int = 1024, packed: bool = False):
-    """The same kernel made by Schedule primitives from the plain ``te`` matmul.
+    """The same kernel made by Schedule primitives from the plain ``te`` matmul
+    (``mlcbench.driver.kernels.tiled_matmul_schedule``, the demo's schedule).
 
     ``packed=True`` adds ``cache_read`` of B (placed at the start of the function, so it
     runs once per call) re-laid out by ``transform_layout`` into ``TILE_COLS``-wide
     panels ``B_global[j // TILE_COLS, k, j % TILE_COLS]``; the packing loops are parallel and vectorized.
     Returns the Schedule; ``print(sch.trace)`` shows the steps as Python."""
-    from mlcbench import te
-    from mlcbench.tir import Schedule
-    a, b = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    c = te.compute((n, n), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
-    sch = Schedule(te.create_prim_func([a, b, c]))
-    block = sch.get_block("C")
-    i, j, k = sch.get_loops(block)
-    i0, i1 = sch.split(i, factors=[None, TILE_ROWS])
-    j0, j1 = sch.split(j, factors=[None, TILE_COLS])
-    sch.reorder(i0, j0, k, i1, j1)
-    write_back = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(write_back, j0)
-    init = sch.decompose_reduction(block, k)
-    sch.parallel(sch.fuse(i0, j0))
-    sch.unroll(i1)
-    sch.vectorize(j1)
-    rows, cols = sch.get_loops(init)[-2:]
-    sch.unroll(rows)
-    sch.vectorize(cols)
-    sch.vectorize(sch.get_loops(write_back)[-1])
+    sch = tiled_matmul_schedule(n, TILE_ROWS, TILE_COLS)
     if packed:
         _pack_b(sch, sch.get_block("C_update"))
     return sch

@@ -118,8 +118,7 @@ def measure(name, rounds, threads):
     if session is not None:
         contenders["ort"] = call(session)
     best = compare(contenders, rounds)
-    ours, theirs, onnx_time = best["ours"], best["numpy"], best.get("ort")
-    return ours, theirs, onnx_time
+    return best["ours"], best["numpy"], best.get("ort")
 
 
 def main() -> None:

@@ -60,8 +60,7 @@ def time_against_numpy(mod, n: int, rounds: int) -> tuple[float, float]:
     lib["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-3)
     best = compare({"ours": kernel(lib, "main", a, b, c), "numpy": call(lambda: a @ b)}, rounds)
-    ours, theirs = best["ours"], best["numpy"]
-    return ours, theirs
+    return best["ours"], best["numpy"]
 
 
 def main() -> None:

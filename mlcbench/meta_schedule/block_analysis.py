@@ -13,9 +13,10 @@ from ..ir.errors import ScheduleError
 from ..arith.linear_form import to_sum
 from ..tir.expr import IntImm, Var
 from ..tir.function import PrimFunc
-from ..tir.functor import pre_order_visit, substitute, uses_var
+from ..tir.functor import substitute, uses_var
 from ..tir.schedule.ir_utils import Located, block_realizes_under, find_all
 from ..tir.stmt import Block, BlockRealize, For, IterType
+from .access_pattern import index_variables
 
 SPATIAL, REDUCE, OTHER = "S", "R", "O"
 
@@ -178,7 +179,7 @@ def access_strides(realize: BlockRealize, loops: list, region, analyzer) -> list
             if isinstance(atom, Var):
                 linear[id(atom)] = coeff
             else:
-                nested |= _var_ids(atom)
+                nested |= {id(v) for v in index_variables(atom)}
         dims.append((index, dim, linear, nested))
     out = []
     for loop in loops:
@@ -196,12 +197,6 @@ def access_strides(realize: BlockRealize, loops: list, region, analyzer) -> list
             break
         out.append(stride)
     return out
-
-
-def _var_ids(expr) -> set:
-    found = set()
-    pre_order_visit(expr, lambda node: found.add(id(node)) if isinstance(node, Var) else None)
-    return found
 
 
 def sibling_consumers(sch, block_rv) -> list[str]:

@@ -14,7 +14,6 @@ import html
 
 import ipywidgets as W
 
-
 from .render import guarded, highlight_python
 from .roofline import figure_png
 from .tuning_model import round_label

@@ -14,6 +14,8 @@ which is a uniform draw among the legal ones, and a replayed decision costs one 
 """
 from __future__ import annotations
 
+from itertools import takewhile
+
 from ...ir.errors import ScheduleError
 from ..stmt import BlockRealize
 from .ir_utils import find_all, find_block
@@ -35,11 +37,8 @@ def location_loops(func, block_name: str) -> list:
         return []
     common = consumers[0].loops()
     for other in consumers[1:]:
-        theirs = other.loops()
-        depth = 0
-        while depth < min(len(common), len(theirs)) and common[depth] is theirs[depth]:
-            depth += 1
-        common = common[:depth]
+        common = [a for a, _ in takewhile(lambda pair: pair[0] is pair[1],
+                                          zip(common, other.loops()))]
     own = {id(p) for p in hit.parents}
     return [loop.loop_var for loop in common if id(loop) not in own]
 

@@ -88,21 +88,21 @@ def test_candidates_are_the_loops_around_the_consumers():
 
 
 @T.prim_func
-def reduction_consumer(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((8, 16))
-    for i, j in T.grid(8, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] + T.float32(1)
+def row_sums_doubled(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
     for i, k in T.grid(8, 16):
-        with T.block("C"):
+        with T.block("B"):
             vi, vk = T.axis.remap("SR", [i, k])
             with T.init():
-                C[vi] = T.float32(0)
-            C[vi] = C[vi] + B[vi, vk]
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] * T.float32(2)
 
 
-def test_an_illegal_loop_is_refused_with_the_legal_choices():
+def test_a_decision_outside_the_candidates_is_refused_with_the_legal_choices():
     from mlcbench.tir.schedule.facade_location import location_candidates, location_loops
     loops = location_loops(two_steps, "B")
     legal, can_inline = location_candidates(two_steps, "B")
@@ -113,17 +113,20 @@ def test_an_illegal_loop_is_refused_with_the_legal_choices():
                   r"decision 2 is not a location of block 'B'; the choices are \[0, 1, -1, -2\]")
 
 
+def test_an_illegal_inline_is_refused():
+    sch = Schedule(row_sums_doubled)
+    block = sch.get_block("B")          # a reduction: compute_inline refuses it
+    check_refused(sch, lambda s: s.sample_compute_location(block, decision=-2),
+                  r"decision -2 is not a location of block 'B'; the choices are \[0, -1\]")
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2 ** 31 - 1))
 def test_a_draw_is_always_a_legal_location(seed):
-    from mlcbench.tir.schedule.facade_location import location_candidates, location_loops
-    sch = Schedule(reduction_consumer, seed=seed)
+    # of the candidates 0 (loop i), -1 and -2, inlining the reduction is illegal
+    sch = Schedule(row_sums_doubled, seed=seed)
     block = sch.get_block("B")
     loc = sch.sample_compute_location(block)
-    decision = sch.trace.insts[-1].decision
-    legal, can_inline = location_candidates(reduction_consumer, "B")
-    loops = location_loops(reduction_consumer, "B")
-    allowed = [loops.index(v) for v in legal] + [-1] + ([-2] if can_inline else [])
-    assert decision in allowed
+    assert sch.trace.insts[-1].decision in (0, -1)
     sch.compute_at(block, loc)
-    check_numeric(sch.mod["main"], lambda a, c: (a + 1).sum(axis=1))
+    check_numeric(sch.mod["main"], lambda a, c: 2 * a.sum(axis=1))
