@@ -10,6 +10,7 @@ Everything here reads the schedule's current IR and changes nothing. For a matmu
 from __future__ import annotations
 
 from ..ir.errors import ScheduleError
+from ..ir.structural import structural_equal
 from ..arith.linear_form import to_sum
 from ..tir.expr import IntImm, Var
 from ..tir.function import PrimFunc
@@ -197,6 +198,18 @@ def access_strides(realize: BlockRealize, loops: list, region, analyzer) -> list
             break
         out.append(stride)
     return out
+
+
+def vector_operand_reads(block: Block) -> list[int]:
+    """Indices of the block's reads (other than its output) whose last index is the
+    output's last index, with at least two dimensions: the operands a vectorized
+    innermost output loop walks contiguously (matmul's ``B[k, j]``)."""
+    if len(block.writes) != 1:
+        return []
+    out = block.writes[0]
+    return [n for n, region in enumerate(block.reads)
+            if not region.buffer.same_as(out.buffer) and len(region.region) >= 2
+            and structural_equal(region.region[-1].min, out.region[-1].min)]
 
 
 def sibling_consumers(sch, block_rv) -> list[str]:

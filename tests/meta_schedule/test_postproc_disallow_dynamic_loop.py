@@ -25,4 +25,4 @@ def test_symbolic_extent_is_rejected_and_constant_accepted():
 def test_postproc_create_lists_the_cpu_defaults():
     names = [type(p).__name__ for p in ms.Postproc.create("llvm")]
     assert names == ["DisallowDynamicLoop", "RewriteParallelVectorizeUnroll",
-                     "RewriteReductionBlock"]
+                     "PackVectorOperand", "RewriteReductionBlock"]

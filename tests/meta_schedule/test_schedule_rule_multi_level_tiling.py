@@ -135,6 +135,31 @@ def test_bad_arguments():
         MultiLevelTiling(tile_binds=["blockIdx.x"])
     with pytest.raises(ValueError, match="req"):
         ReuseType("sometimes", [1], "global")
+    with pytest.raises(ValueError, match="pack_vector_operand must be 'no', 'may' or 'must'"):
+        MultiLevelTiling(pack_vector_operand="yes")
+
+
+def test_packing_doubles_or_marks_the_spaces():
+    mod, _ = sp.matmul(16)
+    marked = [s for s in _spaces(mod, pack_vector_operand="may")
+              if "meta_schedule.pack_vector_operand" in s.mod.script()]
+    assert len(_spaces(mod, pack_vector_operand="may")) == 6 and len(marked) == 3
+    must = _spaces(mod, pack_vector_operand="must")
+    assert len(must) == 3
+    assert all("meta_schedule.pack_vector_operand" in s.mod.script() for s in must)
+
+
+def test_packing_needs_an_operand_along_the_output_columns():
+    # C[i, j] += A[i, k] * W[j, k] (a dense layer): no read walks j last
+    from mlcbench import te
+    from mlcbench.ir.module import IRModule
+    x, w = te.placeholder((16, 16), name="X"), te.placeholder((16, 16), name="W")
+    k = te.reduce_axis((0, 16), name="k")
+    y = te.compute((16, 16), lambda i, j: te.sum(x[i, k] * w[j, k], axis=k), name="C")
+    mod = IRModule({"main": te.create_prim_func([x, w, y])})
+    spaces = _spaces(mod, pack_vector_operand="may")
+    assert len(spaces) == 3
+    assert not any("pack_vector_operand" in s.mod.script() for s in spaces)
 
 
 @settings(max_examples=8, deadline=None)

@@ -68,7 +68,8 @@ def _kinds(sch):
 def test_matmul_gets_three_spaces_without_and_with_a_write_cache_at_levels_1_and_2():
     mod, _ = sp.matmul(64)
     spaces = sp.post_order_apply(0).generate_design_space(mod)
-    assert len(spaces) == 3
+    # each of the three again marked for packing B (PackVectorOperand)
+    assert len(spaces) == 6
     assert _kinds(spaces[0]) == MATMUL_SPACE_KINDS
     cached = MATMUL_SPACE_KINDS[:11] + ["cache_write", "reverse_compute_at"] + \
         MATMUL_SPACE_KINDS[11:]
@@ -76,6 +77,12 @@ def test_matmul_gets_three_spaces_without_and_with_a_write_cache_at_levels_1_and
     # level 1 places the write-back under j_0, level 2 under j_1
     for space, loop_name in zip(spaces[1:], ["j_0", "j_1"]):
         assert sp.enclosing_loop_names(space.mod, "C_global")[-3] == loop_name
+    for plain, marked in zip(spaces[:3], spaces[3:]):
+        kept = [i.kind for i in marked.trace.insts
+                if "meta_schedule.pack_vector_operand" not in str(i.attrs)]
+        assert kept == _kinds(plain) and len(kept) == len(marked.trace.insts) - 1
+        assert "meta_schedule.pack_vector_operand" in marked.mod.script()
+        assert "meta_schedule.pack_vector_operand" not in plain.mod.script()
 
 
 def test_generation_is_deterministic_for_a_seed():
@@ -108,13 +115,14 @@ def _gemm_decisions(space, tiles, unroll_index):
     return Trace(insts)
 
 
-def _find_fast_gemm(n, tiles):
-    """Among the matmul's design spaces, the one with a write cache under tile level 2,
-    replayed with the GEMM decisions and postprocessed."""
+def _find_fast_gemm(n, tiles, packed=False):
+    """Among the matmul's design spaces, the one with a write cache under tile level 2
+    (marked for packing B or not), replayed with the GEMM decisions and postprocessed."""
     mod, _ = sp.matmul(n)
     generator = sp.post_order_apply(0)
     spaces = generator.generate_design_space(mod)
-    level_2 = [s for s in spaces if "reverse_compute_at" in _kinds(s)][-1]
+    level_2 = [s for s in spaces if "reverse_compute_at" in _kinds(s)
+               and ("pack_vector_operand" in s.mod.script()) == packed][-1]
     unroll = [i for i in level_2.trace.insts if i.kind == "sample_categorical"][0]
     steps = unroll.kwargs()["candidates"]
     sch = sp.replay(mod, _gemm_decisions(level_2, tiles, steps.index(512)))
@@ -141,6 +149,15 @@ def test_post_order_apply_expresses_the_fast_cpu_gemm():
 
 def test_the_gemm_decisions_compute_a_matmul():
     mod, sch = _find_fast_gemm(64, [[8, 1, 1, 8], [1, 2, 1, 32], [64, 1]])
+    sp.check_numeric(sch.mod, lambda a, b: a @ b)
+
+
+def test_the_packed_gemm_reads_b_in_panels_of_the_register_tile_width():
+    mod, sch = _find_fast_gemm(64, [[8, 1, 1, 8], [1, 2, 1, 32], [64, 1]], packed=True)
+    panel = sch.get(sch.get_block("B_global")).writes[0].buffer
+    assert [int(d.value) for d in panel.shape] == [2, 64, 32]
+    update = sch.get(sch.get_block("C_update"))
+    assert panel.same_as(update.reads[-1].buffer)
     sp.check_numeric(sch.mod, lambda a, b: a @ b)
 
 
@@ -200,7 +217,7 @@ def test_union_concatenates_the_spaces():
     union = ms.SpaceGeneratorUnion([ms.ScheduleFn(_split_j), sp.post_order_apply(0)])
     sp.initialized(union)
     spaces = union.generate_design_space(mod)
-    assert len(spaces) == 4 and "split" in _kinds(spaces[0])
+    assert len(spaces) == 1 + 6 and "split" in _kinds(spaces[0])
     assert all(isinstance(s, Schedule) for s in spaces)
 
 
@@ -214,7 +231,8 @@ def test_create_and_from_target_defaults():
     assert names == ["AutoInline", "AddRFactor", "MultiLevelTiling",
                      "ParallelizeVectorizeUnroll", "RandomComputeLocation"]
     assert [type(p).__name__ for p in generator.postprocs] == [
-        "DisallowDynamicLoop", "RewriteParallelVectorizeUnroll", "RewriteReductionBlock"]
+        "DisallowDynamicLoop", "RewriteParallelVectorizeUnroll", "PackVectorOperand",
+        "RewriteReductionBlock"]
     assert abs(sum(generator.mutator_probs.values()) - 1.0) < 1e-9
     # the 2-core target of the context sets the parallel limit: 16 jobs per core
     space = generator.generate_design_space(sp.matmul(16)[0])[0]

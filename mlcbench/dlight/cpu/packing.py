@@ -52,11 +52,11 @@ def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int):
     macs = 1
     for iv in info.block.iter_vars:
         macs *= int(iv.dom.extent.value)
-    _schedule_packing(sch, name, dim, cols, parallel=macs >= PARALLEL_MIN_MACS)
+    schedule_packing(sch, name, dim, cols, parallel=macs >= PARALLEL_MIN_MACS)
     return sch
 
 
-def _schedule_packing(sch, block_name, vector_dim, width, parallel):
+def schedule_packing(sch, block_name, vector_dim, width, parallel, func_name=None):
     """Fill the panels. A source already contiguous along the vector axis is copied a
     vector at a time; a transposed one (``W[j, k]``) reads ``TRANSPOSE_RUN`` contiguous
     elements along its last axis per vector and scatters them into the panel, which
@@ -65,7 +65,7 @@ def _schedule_packing(sch, block_name, vector_dim, width, parallel):
         for j0_k0 in T.parallel(..):  for j1 in range(32):  for k1 in T.vectorized(8):
             W_global[j0, k, j1] = W[j0 * 32 + j1, k]
     """
-    loops = sch.get_loops(sch.get_block(block_name))
+    loops = sch.get_loops(sch.get_block(block_name, func_name=func_name))
     vector_loop, last = loops[vector_dim], loops[-1]
     j0, j1 = sch.split(vector_loop, [None, width])
     if vector_loop is last:

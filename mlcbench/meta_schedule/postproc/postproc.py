@@ -33,17 +33,20 @@ class Postproc(TargetAware):
 
     @staticmethod
     def create(kind: str = "llvm") -> list:
-        """The default postprocessors of a target kind (TVM's CPU list, less layout
-        rewriting): ``DisallowDynamicLoop``, ``RewriteParallelVectorizeUnroll``,
-        ``RewriteReductionBlock``."""
+        """The default postprocessors of a target kind: TVM's CPU list, with in-kernel
+        operand packing (``PackVectorOperand``) where TVM rewrites the layout of
+        constant weights: ``DisallowDynamicLoop``, ``RewriteParallelVectorizeUnroll``,
+        ``PackVectorOperand``, ``RewriteReductionBlock``."""
         from .disallow_dynamic_loop import DisallowDynamicLoop
+        from .pack_vector_operand import PackVectorOperand
         from .rewrite_parallel_vectorize_unroll import RewriteParallelVectorizeUnroll
         from .rewrite_reduction_block import RewriteReductionBlock
         name = kind.split()[0] if isinstance(kind, str) else kind.kind.name
         if name not in ("llvm", "c"):
             raise ValueError(f"Postproc.create: no default postprocessors for target kind "
                              f"{name!r}; expected 'llvm'")
-        return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(), RewriteReductionBlock()]
+        return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(), PackVectorOperand(),
+                RewriteReductionBlock()]
 
 
 def apply_postprocs(sch, postprocs) -> bool:

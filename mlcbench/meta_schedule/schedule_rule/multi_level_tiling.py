@@ -12,6 +12,11 @@ reduction outside the second tile level. With ``reuse_write`` the block writes a
 (``cache_write``) copied back under the last loop of tile level ``1`` or ``2`` (one
 design space per level, plus one without the cache when ``req="may"``): with level 2
 the accumulator of a tile stays local while ``k`` runs.
+
+With ``pack_vector_operand="may"`` every space also comes marked for packing: the
+``PackVectorOperand`` postprocessor then copies ``B`` into panels as wide as the
+innermost ``j`` tiles once the search has fixed the tile sizes, as the default matmul
+schedule does.
 """
 from __future__ import annotations
 
@@ -19,7 +24,8 @@ from dataclasses import dataclass, field
 
 from ...ir.errors import ScheduleError
 from ..block_analysis import (OTHER, REDUCE, SPATIAL, has_block, locate_block,
-                              loop_iter_types, needs_multi_level_tiling)
+                              loop_iter_types, needs_multi_level_tiling, vector_operand_reads)
+from ..postproc.pack_vector_operand import PACK_ANNOTATION
 from .schedule_rule import ScheduleRule
 
 TILING_STRUCTURE_ANNOTATION = "meta_schedule.tiling_structure"
@@ -57,14 +63,19 @@ class MultiLevelTiling(ScheduleRule):
     def __init__(self, structure: str = "SSRSRS", tile_binds=None,
                  max_innermost_factor: int | None = 64, vector_load_lens=None,
                  reuse_read: ReuseType | None = None,
-                 reuse_write: ReuseType | None = CPU_WRITE_REUSE, filter_fn=None):
+                 reuse_write: ReuseType | None = CPU_WRITE_REUSE, filter_fn=None,
+                 pack_vector_operand: str = "no"):
         if not structure or set(structure) - {"S", "R"} or "S" not in structure:
             raise ValueError(f"MultiLevelTiling: structure must be made of 'S' and 'R' with "
                              f"at least one 'S', found {structure!r}")
         if tile_binds:
             raise ValueError("MultiLevelTiling: tile_binds (GPU thread binding) is not "
                              "supported; this compiler targets CPUs")
+        if pack_vector_operand not in ("no", "may", "must"):
+            raise ValueError(f"MultiLevelTiling: pack_vector_operand must be 'no', 'may' or "
+                             f"'must', found {pack_vector_operand!r}")
         self.structure = structure
+        self.pack_vector_operand = pack_vector_operand
         self.tile_binds = tile_binds
         self.max_innermost_factor = max_innermost_factor
         self.vector_load_lens = vector_load_lens
@@ -77,7 +88,7 @@ class MultiLevelTiling(ScheduleRule):
             return [sch]
         sch.annotate(block, TILING_STRUCTURE_ANNOTATION, self.structure)
         tiles = self.tile_loop_nest(sch, block)
-        return self._add_write_reuse(sch, block, tiles)
+        return self._add_packing(self._add_write_reuse(sch, block, tiles), block)
 
     def _wants(self, sch, block) -> bool:
         if self.filter_fn is not None:
@@ -132,9 +143,22 @@ class MultiLevelTiling(ScheduleRule):
             results.append(branch)
         return results or [sch]
 
+    def _add_packing(self, spaces, block) -> list:
+        """Each space as it is and/or marked for ``PackVectorOperand``."""
+        if self.pack_vector_operand == "no" or not spaces:
+            return spaces
+        _, hit = locate_block(spaces[0], block)
+        if not vector_operand_reads(hit.node.block):
+            return spaces
+        marked = [_branch(s) if self.pack_vector_operand == "may" else s for s in spaces]
+        for space in marked:
+            space.annotate(block, PACK_ANNOTATION, 1)
+        return (spaces if self.pack_vector_operand == "may" else []) + marked
+
     def __repr__(self) -> str:
         return (f"MultiLevelTiling(structure={self.structure!r}, max_innermost_factor="
-                f"{self.max_innermost_factor}, reuse_write={self.reuse_write})")
+                f"{self.max_innermost_factor}, reuse_write={self.reuse_write}, "
+                f"pack_vector_operand={self.pack_vector_operand!r})")
 
 
 def _branch(sch):
