@@ -127,13 +127,19 @@ class SearchStrategy:
         return self._rng.randrange(1, 2 ** 31 - 1)
 
     def _baseline_candidates(self) -> list[MeasureCandidate]:
-        """The space generator's finished schedules (the default schedule of the
-        template-free space) not measured yet; they go first and are not postprocessed."""
+        """What the space generator wants measured first, if not measured yet: its
+        finished schedules (the default schedule of the template-free space), then its
+        seed points of the design spaces, postprocessed."""
         state, found = self._state, []
         generator = self._context.space_generator
-        for sch in generator.baseline_schedules(self._context.mod) if generator else ():
-            key = structural_hash(sch.mod)
-            if key not in state.seen:
+        if generator is None:
+            return found
+        mod = self._context.mod
+        seeds = (self._postprocess(sch)
+                 for sch in generator.seed_schedules(mod, state.design_spaces))
+        for sch in [*generator.baseline_schedules(mod), *seeds]:
+            key = None if sch is None else structural_hash(sch.mod)
+            if key is not None and key not in state.seen:
                 state.seen.add(key)
                 found.append(MeasureCandidate(sch, state.args_info))
         return found

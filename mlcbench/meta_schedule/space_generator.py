@@ -85,6 +85,12 @@ class SpaceGenerator:
         (none by default; :class:`PostOrderApply` gives the default schedule)."""
         return []
 
+    def seed_schedules(self, mod, design_spaces) -> list:
+        """Points of ``design_spaces`` the search measures in its first round, before
+        postprocessing (none by default; :class:`PostOrderApply` gives the register-tile
+        point of each space)."""
+        return []
+
     def clone(self) -> "SpaceGenerator":
         return copy.deepcopy(self)
 
@@ -212,6 +218,18 @@ class PostOrderApply(SpaceGenerator):
         from .default_schedule import default_schedule
         sch = default_schedule(_as_module(mod), as_target(self.target))
         return [] if sch is None else [sch]
+
+    def seed_schedules(self, mod, design_spaces) -> list:
+        """Each space with the decisions of the default schedule's register tile (see
+        ``register_tile_seed``): random samples rarely come near it, and the
+        evolutionary search mutates from the best measured programs. Also left out by
+        ``measure_default=False``."""
+        if not self.measure_default:
+            return []
+        from .register_tile_seed import register_tile_point
+        mod, target = _as_module(mod), as_target(self.target)
+        points = (register_tile_point(mod, space, target) for space in design_spaces)
+        return [p for p in points if p is not None]
 
     def generate_design_space(self, mod) -> list:
         self._resolve_defaults()

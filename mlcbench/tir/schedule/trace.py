@@ -75,7 +75,12 @@ class Trace:
 
     # -- replay -------------------------------------------------------------------------
     def apply_to_schedule(self, sch, remove_postproc: bool = False, decision_provider=None):
-        """Replay every instruction on ``sch`` (a fresh schedule of the same module)."""
+        """Replay every instruction on ``sch`` (a fresh schedule of the same module).
+
+        ``decision_provider(inst, kwargs, decision)``, when given, is asked for the
+        decision of every sampling instruction: ``kwargs`` are its arguments as handles
+        of ``sch`` (``kwargs["loop"]`` a LoopRV of the replayed schedule), ``decision``
+        the recorded one; it returns the decision to take."""
         env = {}
         for inst in self.insts:
             if remove_postproc and inst.kind == "enter_postproc":
@@ -83,7 +88,8 @@ class Trace:
             kwargs = {k: _map_value(v, lambda x: env.get(x, x) if isinstance(
                 x, RandomVariable) else x) for k, v in inst.kwargs().items()}
             if inst.kind in SAMPLING:
-                kwargs["decision"] = inst.decision
+                kwargs["decision"] = inst.decision if decision_provider is None else \
+                    decision_provider(inst, kwargs, inst.decision)
             star = [v for k, v in kwargs.items() if k.startswith("*")]
             kwargs = {k: v for k, v in kwargs.items() if not k.startswith("*")}
             result = getattr(sch, inst.kind)(*(star[0] if star else ()), **kwargs)
