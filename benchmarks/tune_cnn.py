@@ -4,10 +4,11 @@ Run: ``python benchmarks/tune_cnn.py [--batch 64] [--trials 128] [--work-dir DIR
 
 The model's kernels (after LegalizeOps, FuseOps and FuseTIR) are extracted as tasks,
 weighted by how often the model calls them, and tuned with one budget shared by the
-gradient task scheduler. ``compile_relax`` then builds the model with each kernel's best
-record (kernels without one keep the default schedule). Both builds classify the test
-images as numpy does; their latencies are measured in interleaved rounds (best of
-``--rounds``), as is numpy's forward pass.
+gradient task scheduler; each kernel's ``--remeasure`` fastest programs are measured
+again at the end, in turn (``remeasure_top_k``). ``compile_relax`` then builds the
+model with each kernel's best record (kernels without one keep the default schedule).
+Both builds classify the test images as numpy does; their latencies are measured in
+interleaved rounds (best of ``--rounds``), as is numpy's forward pass.
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work-dir", default=None)
+    parser.add_argument("--remeasure", type=int, default=4,
+                        help="programs of each kernel measured again at the end")
     args = parser.parse_args()
     target = Target(f"llvm --num-cores={args.threads}")
     mod, weights = export_digits_model("cnn", args.batch)
@@ -45,7 +48,8 @@ def main() -> None:
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="tune_cnn_")
     start = time.perf_counter()
     database = ms.tune_relax(mod, None, target, work_dir, max_trials_global=args.trials,
-                             num_trials_per_iter=args.per_iter, seed=args.seed)
+                             num_trials_per_iter=args.per_iter, seed=args.seed,
+                             remeasure_top_k=args.remeasure)
     tuning_seconds = time.perf_counter() - start
 
     default = relax.VirtualMachine(relax.build(mod, target), mlcbench.cpu())

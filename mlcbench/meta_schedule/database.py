@@ -123,6 +123,17 @@ class TuningRecord:
         return f"TuningRecord({outcome}, {len(self.trace.insts)} instructions)"
 
 
+def latest_per_trace(records) -> list[TuningRecord]:
+    """``records`` with only the last of those that share a trace: tuning measures a
+    program once, and measures its best few again at the end (``remeasure_top_k``); the
+    later figure replaces the earlier."""
+    last = {}
+    for n, record in enumerate(records):
+        last[json.dumps(record.trace.as_json())] = n
+    keep = set(last.values())
+    return [r for n, r in enumerate(records) if n in keep]
+
+
 class Database:
     """Base of record stores. Subclasses implement the four storage methods; the queries
     (``get_top_k``, ``query_*``) are shared.
@@ -153,8 +164,9 @@ class Database:
         return [r for r in self.get_all_tuning_records() if r.workload.shash == workload.shash]
 
     def get_top_k(self, workload: Workload, top_k: int) -> list[TuningRecord]:
-        """The ``top_k`` fastest valid records of ``workload``, fastest first."""
-        valid = [r for r in self.get_records(workload) if r.is_valid]
+        """The ``top_k`` fastest valid records of ``workload``, fastest first; a trace
+        measured again counts with its latest record only."""
+        valid = [r for r in latest_per_trace(self.get_records(workload)) if r.is_valid]
         return sorted(valid, key=lambda r: r.mean_run_secs)[:max(top_k, 0)]
 
     def query_tuning_record(self, mod, target=None, workload_name: str = "main"):
@@ -163,7 +175,7 @@ class Database:
         if workload is None:
             return None
         wanted = None if target is None else target_key(target)
-        valid = [r for r in self.get_records(workload) if r.is_valid
+        valid = [r for r in latest_per_trace(self.get_records(workload)) if r.is_valid
                  and (wanted is None or r.target is None or target_key(r.target) == wanted)]
         return min(valid, key=lambda r: r.mean_run_secs, default=None)
 

@@ -172,7 +172,8 @@ def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
                database="json", cost_model="xgb", measure_callbacks=(),
                task_scheduler="gradient", space="post-order-apply", strategy="evolutionary",
                num_tuning_cores="physical", seed: int | None = None, callbacks=(),
-               progress_bar: bool = True) -> Database:
+               progress_bar: bool = True, remeasure_top_k: int = 0,
+               remeasure_rounds: int = 3) -> Database:
     """Tune every kernel of a Relax model (see :func:`extract_tasks`) with one budget.
 
     The arguments after ``max_trials_global`` are those of :func:`~.tune.tune_tir`; the
@@ -195,7 +196,8 @@ def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
                       num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
                       database=database, cost_model=cost_model,
                       measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
-                      callbacks=callbacks, progress_bar=progress_bar, seed=seed)
+                      callbacks=callbacks, progress_bar=progress_bar, seed=seed,
+                      remeasure_top_k=remeasure_top_k, remeasure_rounds=remeasure_rounds)
 
 
 def schedule_lookup(database: Database):

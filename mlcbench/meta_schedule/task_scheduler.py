@@ -3,7 +3,10 @@
 Each round takes one task's next candidates from its search strategy, builds and runs
 them, writes every result to the database (failures included, so they are never
 measured again), updates the cost model, and reports a :class:`TuningRound` to the
-callbacks. ``RoundRobin`` visits the tasks in turn; ``GradientBased`` (Ansor's
+callbacks. With ``remeasure_top_k``, the fastest few programs of each task are measured
+again at the end, in turn for several rounds, and those figures replace the first ones
+(a program measured once while the machine was busy elsewhere can look faster or
+slower than it is). ``RoundRobin`` visits the tasks in turn; ``GradientBased`` (Ansor's
 scheduler) gives the next round to the task whose weighted latency is expected to drop
 most::
 
@@ -15,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from ..ir.errors import TuningError
+from .arg_info import ArgInfo
 from .builder import BuilderInput, remove_artifact
 from .database import MAX_RUN_SECS, TuningRecord
 from .runner import RunnerInput, RunnerResult
@@ -75,8 +79,14 @@ class TaskScheduler:
     # -- the loop -------------------------------------------------------------------------
     def tune(self, tasks, task_weights, max_trials_global: int, max_trials_per_task: int,
              num_trials_per_iter: int, builder, runner, measure_callbacks, database,
-             cost_model, callbacks=(), progress_bar: bool = True) -> None:
-        """Tune ``tasks`` (TuneContexts) until the budgets are spent or every space is."""
+             cost_model, callbacks=(), progress_bar: bool = True, remeasure_top_k: int = 0,
+             remeasure_rounds: int = 3) -> None:
+        """Tune ``tasks`` (TuneContexts) until the budgets are spent or every space is;
+        then measure the ``remeasure_top_k`` fastest programs of each task again,
+        ``remeasure_rounds`` times in turn (0: not at all)."""
+        if remeasure_top_k < 0 or remeasure_rounds < 1:
+            raise TuningError(f"tune: remeasure_top_k must be >= 0 and remeasure_rounds "
+                              f">= 1, found {remeasure_top_k} and {remeasure_rounds}")
         if len(task_weights) != len(tasks):
             raise TuningError(f"tune: {len(tasks)} tasks but {len(task_weights)} weights")
         self.tasks = [_Task(ctx, w) for ctx, w in zip(tasks, task_weights)]
@@ -97,6 +107,10 @@ class TaskScheduler:
                 bar.set_postfix_str(_postfix(record))
                 for callback in callbacks:
                     callback(record)
+            for task in self.tasks:
+                if task.started and remeasure_top_k > 0:
+                    self._remeasure(task, builder, runner, database, remeasure_top_k,
+                                    remeasure_rounds)
         finally:
             bar.close()
             for task in self.tasks:
@@ -145,6 +159,47 @@ class TaskScheduler:
         clock.lap("update")
         budget.total_trials += len(candidates)
         return self._account(task, task_id, candidates, results, budget, clock)
+
+    def _remeasure(self, task, builder, runner, database, top_k: int, rounds: int) -> None:
+        """Build the task's ``top_k`` fastest records once, run them in turn ``rounds``
+        times, and commit each again with the mean of every round (the database then
+        ranks it by that); a program that failed in every round is committed as failed."""
+        records = database.get_top_k(task.workload, top_k)
+        if len(records) < 2:
+            return
+        clock = _PhaseClock()
+        context = task.context
+        built = builder.build([BuilderInput(r.as_schedule().mod, context.target)
+                               for r in records])
+        clock.lap("build")
+        args_info = ArgInfo.from_entry_func(context.mod)
+        ready = [(r, b) for r, b in zip(records, built) if b.error_msg is None]
+        seconds = {id(r): [] for r, _ in ready}
+        errors = {}
+        for _ in range(rounds):
+            inputs = [RunnerInput(b.artifact_path, context.target.kind.name,
+                                  r.args_info or args_info, task.reference_path)
+                      for r, b in ready]
+            for (record, _), future in zip(ready, runner.run(inputs) if inputs else []):
+                result = future.result()
+                if result.error_msg is None:
+                    seconds[id(record)].append(_mean(result.run_secs))
+                else:
+                    errors[id(record)] = result.error_msg
+        for _, b in ready:
+            remove_artifact(b.artifact_path)
+        for record, b in zip(records, built):
+            run_secs = seconds.get(id(record))
+            error = None if run_secs else (b.error_msg or errors.get(id(record)))
+            database.commit_tuning_record(TuningRecord(
+                record.trace, task.workload, run_secs if run_secs else [MAX_RUN_SECS],
+                context.target, record.args_info, error))
+        clock.lap("run")
+        best = database.get_top_k(task.workload, 1)
+        task.best_secs = best[0].mean_run_secs if best else MAX_RUN_SECS
+        task.seconds += clock.total
+        for phase, secs in clock.phases.items():
+            task.phase_seconds[phase] = task.phase_seconds.get(phase, 0.0) + secs
 
     def _measure(self, task, candidates, builder, runner, clock):
         """Build every candidate, run those that built; a failure becomes its result."""

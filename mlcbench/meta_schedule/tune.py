@@ -37,7 +37,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
              measure_callbacks=(), task_scheduler="round-robin", space="post-order-apply",
              strategy="evolutionary", num_tuning_cores="physical", seed: int | None = None,
              module_equality: str = "structural", callbacks=(), progress_bar: bool = True,
-             task_name: str | None = None) -> Database:
+             task_name: str | None = None, remeasure_top_k: int = 0,
+             remeasure_rounds: int = 3) -> Database:
     """Tune every PrimFunc of ``mod`` for ``target``; return the database of records.
 
     Parameters
@@ -55,6 +56,12 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
         Functions called with a :class:`~.tuning_round.TuningRound` after every round.
     seed
         Seeds every random choice (None: random).
+    remeasure_top_k, remeasure_rounds
+        At the end, the ``remeasure_top_k`` fastest programs are measured again, in
+        turn, ``remeasure_rounds`` times; those figures replace the first ones, so a
+        program that was measured while the machine was busy does not win by luck
+        (0, the default as in TVM: keep the first figures; the database then holds
+        ``remeasure_top_k`` more records).
     """
     mod = as_ir_module(mod)
     target = target if isinstance(target, Target) else Target(target)
@@ -75,16 +82,19 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
                       num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
                       database=database, cost_model=cost_model,
                       measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
-                      callbacks=callbacks, progress_bar=progress_bar, seed=seed)
+                      callbacks=callbacks, progress_bar=progress_bar, seed=seed,
+                      remeasure_top_k=remeasure_top_k, remeasure_rounds=remeasure_rounds)
 
 
 def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: int,
                max_trials_per_task: int | None = None, num_trials_per_iter: int = 64,
                builder="local", runner="local", database="json", cost_model="xgb",
                measure_callbacks=(), task_scheduler="gradient", callbacks=(),
-               progress_bar: bool = True, seed: int | None = None) -> Database:
+               progress_bar: bool = True, seed: int | None = None, remeasure_top_k: int = 0,
+               remeasure_rounds: int = 3) -> Database:
     """Tune several TuneContexts with one budget, shared by ``task_scheduler``
-    (``"gradient"`` or ``"round-robin"``) in proportion to ``task_weights``."""
+    (``"gradient"`` or ``"round-robin"``) in proportion to ``task_weights``; the other
+    arguments are those of :func:`tune_tir`."""
     if max_trials_global < 1 or num_trials_per_iter < 1:
         raise TuningError(f"max_trials_global and num_trials_per_iter must be >= 1, found "
                           f"{max_trials_global} and {num_trials_per_iter}")
@@ -105,7 +115,8 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
                             max_trials_per_task or max_trials_global, num_trials_per_iter,
                             builder, runner, list(measure_callbacks or ()), database,
                             _as_cost_model(cost_model, seed), callbacks=list(callbacks or ()),
-                            progress_bar=progress_bar)
+                            progress_bar=progress_bar, remeasure_top_k=remeasure_top_k,
+                            remeasure_rounds=remeasure_rounds)
     finally:
         for part in owned:
             part.shutdown()

@@ -127,12 +127,36 @@ def test_missing_files_refused_when_asked(tmp_path):
 def test_top_k_is_the_k_fastest_valid_records(seconds, k):
     db = MemoryDatabase()
     workload = db.commit_workload(matmul_module(16))
-    trace = _scheduled(workload.mod, 0).trace
-    for s in seconds:
-        db.commit_tuning_record(TuningRecord(trace, workload, None if s is None else [s],
-                                             TARGET, ARGS))
+    for n, s in enumerate(seconds):
+        db.commit_tuning_record(TuningRecord(_distinct_trace(workload.mod, n), workload,
+                                             None if s is None else [s], TARGET, ARGS))
     expected = sorted(s for s in seconds if s is not None)[:k]
     assert [r.run_secs[0] for r in db.get_top_k(workload, k)] == expected
+
+
+def _distinct_trace(mod, n):
+    sch = tir.Schedule(mod)
+    sch.annotate(sch.get_block("C"), "test.index", n)
+    return sch.trace
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.floats(1e-6, 1.0))),
+                min_size=1, max_size=12))
+def test_a_trace_measured_again_counts_with_its_latest_record(measurements):
+    db = MemoryDatabase()
+    workload = db.commit_workload(matmul_module(16))
+    latest = {}
+    for program, s in measurements:
+        db.commit_tuning_record(TuningRecord(_distinct_trace(workload.mod, program), workload,
+                                             None if s is None else [s], TARGET, ARGS))
+        latest[program] = s
+    expected = sorted(s for s in latest.values() if s is not None)
+    assert [r.run_secs[0] for r in db.get_top_k(workload, 10)] == expected
+    best = db.query_tuning_record(workload.mod, TARGET)
+    assert (best is None) == (not expected)
+    assert best is None or best.run_secs[0] == expected[0]
+    assert len(db.get_records(workload)) == len(measurements)      # all kept on file
 
 
 _WRITER = textwrap.dedent("""

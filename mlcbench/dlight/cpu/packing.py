@@ -27,6 +27,13 @@ def vector_operand(col_iv, loads):
     return None
 
 
+def panel_index_map(dim: int, width: int):
+    """The index map of panels ``width`` wide along dimension ``dim``:
+    ``(.., x_dim, ..) -> (x_dim // width, .., x_dim % width)``."""
+    def index_map(*x):
+        return (x[dim] // width, *[v for d, v in enumerate(x) if d != dim], x[dim] % width)
+    return index_map
+
 
 def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int):
     """Copy the vector operand into panels ``cols`` wide (see ``layout``) when its
@@ -45,8 +52,7 @@ def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int):
     extent = int(sch.get(copy).writes[0].buffer.shape[dim].value)
     if extent % cols == 0:
         # a primitive, so the schedule's trace replays from the unscheduled function
-        sch.transform_layout(copy, ("write", 0), lambda *x: (
-            x[dim] // cols, *[v for d, v in enumerate(x) if d != dim], x[dim] % cols))
+        sch.transform_layout(copy, ("write", 0), panel_index_map(dim, cols))
     else:       # the last panel is partly empty: transform_layout cannot pad
         sch = Schedule(pack_vector_axis(sch.mod["main"], name, dim, cols))
     macs = 1

@@ -22,7 +22,7 @@ schedule is left as it is.
 from __future__ import annotations
 
 from ...arith import Analyzer
-from ...dlight.cpu.packing import schedule_packing
+from ...dlight.cpu.packing import panel_index_map, schedule_packing
 from ...dlight.cpu.tiling import PARALLEL_MIN_MACS
 from ...ir.errors import ScheduleError
 from ...tir.function import PrimFunc
@@ -52,19 +52,12 @@ class PackVectorOperand(Postproc):
             read_index, dim, width, work = plan
             try:
                 copy = sch.cache_read(block, read_index, "global")
-                sch.transform_layout(copy, ("write", 0), _panel_map(dim, width))
+                sch.transform_layout(copy, ("write", 0), panel_index_map(dim, width))
                 schedule_packing(sch, sch.get(copy).name_hint, dim, width,
                                  parallel=work >= PARALLEL_MIN_MACS, func_name=func_name)
             except ScheduleError:
                 return False
         return True
-
-
-def _panel_map(dim: int, width: int):
-    def index_map(*x):
-        rest = [v for d, v in enumerate(x) if d != dim]
-        return (x[dim] // width, *rest, x[dim] % width)
-    return index_map
 
 
 def _marked_blocks(sch) -> list:

@@ -51,3 +51,26 @@ def test_bad_decision_is_refused():
     check_refused(sch, lambda s: s.sample_perfect_tile(i, n=2, max_innermost_factor=4,
                                                        decision=[8, 8]),
                   "exceeds max_innermost_factor=4")
+
+
+def test_a_decision_provider_chooses_decisions_on_replay():
+    sch = Schedule(add_one, seed=1)
+    i, j = sch.get_loops("B")
+    sch.split(i, factors=sch.sample_perfect_tile(i, n=2, decision=[16, 4]))
+    sch.split(j, factors=sch.sample_perfect_tile(j, n=2, decision=[12, 4]))
+    other = Schedule(add_one)
+    asked = []
+
+    def provide(inst, kwargs, decision):
+        extent = other.get(kwargs["loop"]).extent.value     # a handle of the replay
+        asked.append((extent, decision))
+        return [extent // 8, 8] if extent == 64 else decision
+
+    sch.trace.apply_to_schedule(other, decision_provider=provide)
+    assert asked == [(64, [16, 4]), (48, [12, 4])]
+    assert [other.get(lp).extent.value for lp in other.get_loops("B")] == [8, 8, 12, 4]
+    assert "decision=[8, 8]" in str(other.trace)
+    # a refused decision is refused as if given directly
+    with pytest.raises(ScheduleError, match="multiplying to the loop extent 64"):
+        sch.trace.apply_to_schedule(Schedule(add_one),
+                                    decision_provider=lambda inst, kw, d: [3, 4])
