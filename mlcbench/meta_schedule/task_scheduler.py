@@ -289,7 +289,14 @@ def _progress_bar(total: int, enabled: bool):
 
 
 def _postfix(record: TuningRound) -> str:
-    best = f"{record.best_gflops:.2f} GFLOPS" if record.best_gflops else "no valid result"
+    """``task: best 12.34 GFLOPS``; a kernel without floating-point work (a reshape)
+    shows its time instead."""
+    if record.best_gflops:
+        best = f"{record.best_gflops:.2f} GFLOPS"
+    elif record.best_run_secs is not None:
+        best = f"{record.best_run_secs * 1e6:.2f} us"
+    else:
+        best = "no valid result"
     return f"{record.task_name}: best {best}"
 
 

@@ -52,6 +52,21 @@ def test_every_round_is_reported_and_recorded(tmp_path, capsys):
     assert len(ms.JSONDatabase(work_dir=tmp_path)) == 20
 
 
+def test_the_progress_bar_shows_the_time_of_a_kernel_without_flops(tmp_path, capsys):
+    from mlcbench import te, topi
+    x = te.placeholder((8, 16), name="x")
+    copy = IRModule({"main": te.create_prim_func([x, topi.reshape(x, (16, 8))])})
+    measurer = FakeMeasurer()
+    rounds = []
+    ms.tune_tir(copy, TARGET, str(tmp_path), 2, num_trials_per_iter=2,
+                strategy="replay-trace", cost_model="random", seed=0,
+                builder=measurer.builder, runner=measurer.runner, callbacks=[rounds.append])
+    assert rounds[-1].best_gflops is None and rounds[-1].best_run_secs is not None
+    _, err = capsys.readouterr()
+    assert f"main: best {rounds[-1].best_run_secs * 1e6:.2f} us" in err
+    assert "no valid result" not in err
+
+
 def test_failed_candidates_are_recorded_as_errors_and_tuning_goes_on(tmp_path):
     measurer = FakeMeasurer(failing_extents={2, 4})
     rounds = []
