@@ -176,21 +176,24 @@ class TaskScheduler:
         ready = [(r, b) for r, b in zip(records, built) if b.error_msg is None]
         seconds = {id(r): [] for r, _ in ready}
         errors = {}
-        for _ in range(rounds):
-            inputs = [RunnerInput(b.artifact_path, context.target.kind.name,
-                                  r.args_info or args_info, task.reference_path)
-                      for r, b in ready]
-            for (record, _), future in zip(ready, runner.run(inputs) if inputs else []):
-                result = future.result()
-                if result.error_msg is None:
-                    seconds[id(record)].append(_mean(result.run_secs))
-                else:
-                    errors[id(record)] = result.error_msg
-        for _, b in ready:
-            remove_artifact(b.artifact_path)
+        try:
+            for _ in range(rounds):
+                inputs = [RunnerInput(b.artifact_path, context.target.kind.name,
+                                      r.args_info or args_info, task.reference_path)
+                          for r, b in ready]
+                for (record, _), future in zip(ready, runner.run(inputs) if inputs else []):
+                    result = future.result()
+                    if result.error_msg is None:
+                        seconds[id(record)].append(_mean(result.run_secs))
+                    else:
+                        errors[id(record)] = result.error_msg
+        finally:
+            for _, b in ready:
+                remove_artifact(b.artifact_path)
         for record, b in zip(records, built):
             run_secs = seconds.get(id(record))
-            error = None if run_secs else (b.error_msg or errors.get(id(record)))
+            error = None if run_secs else (b.error_msg or errors.get(id(record))
+                                           or "no timing")
             database.commit_tuning_record(TuningRecord(
                 record.trace, task.workload, run_secs if run_secs else [MAX_RUN_SECS],
                 context.target, record.args_info, error))

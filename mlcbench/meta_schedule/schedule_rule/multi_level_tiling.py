@@ -13,10 +13,11 @@ reduction outside the second tile level. With ``reuse_write`` the block writes a
 design space per level, plus one without the cache when ``req="may"``): with level 2
 the accumulator of a tile stays local while ``k`` runs.
 
-With ``pack_vector_operand="may"`` every space also comes marked for packing: the
-``PackVectorOperand`` postprocessor then copies ``B`` into panels as wide as the
-innermost ``j`` tiles once the search has fixed the tile sizes, as the default matmul
-schedule does.
+With ``pack_vector_operand="may"`` (the CPU default) every space comes twice, once
+marked for packing (``"must"``: only marked): on a marked program the
+``PackVectorOperand`` postprocessor copies ``B`` into panels as wide as the innermost
+``j`` tiles once the search has fixed the tile sizes, as the default matmul schedule
+does.
 """
 from __future__ import annotations
 
