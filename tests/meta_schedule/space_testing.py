@@ -109,6 +109,15 @@ def sample(mod, space: Schedule, seed: int, postprocs) -> Schedule:
     return sch
 
 
+def with_tiles(mod, space: Schedule, tiles) -> Schedule:
+    """``space`` replayed on ``mod`` with its ``sample_perfect_tile`` decisions replaced
+    by ``tiles``, in sampling order."""
+    tiles = iter(tiles)
+    insts = [replace(i, decision=next(tiles)) if i.kind == "sample_perfect_tile" else i
+             for i in space.trace.insts]
+    return replay(mod, Trace(insts))
+
+
 def replay(mod, trace: Trace) -> Schedule:
     sch = Schedule(mod)
     trace.apply_to_schedule(sch)

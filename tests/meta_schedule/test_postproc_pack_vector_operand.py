@@ -1,6 +1,5 @@
 """PackVectorOperand: the operand the vector loop walks is copied into panels as wide as
 the innermost spatial tiles, read off the final loop nest."""
-from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -10,7 +9,7 @@ from mlcbench.ir import assert_structural_equal
 from mlcbench.meta_schedule.postproc.pack_vector_operand import PACK_ANNOTATION
 from mlcbench.meta_schedule.schedule_rule import MultiLevelTiling
 from mlcbench.script import tir as T
-from mlcbench.tir import Schedule, Trace
+from mlcbench.tir import Schedule
 import space_testing as sp
 
 
@@ -46,10 +45,7 @@ def _marked_space(mod, tiles, reuse_write=None):
     sch = Schedule(mod, seed=0)
     (space,) = MultiLevelTiling(reuse_write=reuse_write, pack_vector_operand="must").apply(
         sch, sch.get_block("C"))
-    tiles = iter(tiles)
-    insts = [replace(i, decision=next(tiles)) if i.kind == "sample_perfect_tile" else i
-             for i in space.trace.insts]
-    return sp.replay(mod, Trace(insts))
+    return sp.with_tiles(mod, space, tiles)
 
 
 def test_panels_are_as_wide_as_the_innermost_column_tile():

@@ -1,12 +1,11 @@
 """MultiLevelTiling: SSRSRS tiles with sampled sizes, optionally a write cache."""
-from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from mlcbench.ir import assert_structural_equal
 from mlcbench.script import tir as T
-from mlcbench.tir import Schedule, Trace
+from mlcbench.tir import Schedule
 from mlcbench.meta_schedule.schedule_rule import MultiLevelTiling, ReuseType
 import space_testing as sp
 
@@ -62,24 +61,17 @@ def _spaces(mod, block="C", seed=0, **kwargs):
     return MultiLevelTiling(**kwargs).apply(sch, sch.get_block(block))
 
 
-def _with_tiles(mod, space, tiles):
-    tiles = iter(tiles)
-    insts = [replace(i, decision=next(tiles)) if i.kind == "sample_perfect_tile" else i
-             for i in space.trace.insts]
-    return sp.replay(mod, Trace(insts))
-
-
 def test_matmul_is_tiled_ssrsrs_with_and_without_a_write_cache():
     mod, reference = sp.matmul(16)
     spaces = _spaces(mod)
     assert len(spaces) == 3
-    assert_structural_equal(_with_tiles(mod, spaces[0], TILES).mod["main"], tiled)
-    assert_structural_equal(_with_tiles(mod, spaces[2], TILES).mod["main"],
+    assert_structural_equal(sp.with_tiles(mod, spaces[0], TILES).mod["main"], tiled)
+    assert_structural_equal(sp.with_tiles(mod, spaces[2], TILES).mod["main"],
                             tiled_cache_level_2)
-    assert sp.enclosing_loop_names(_with_tiles(mod, spaces[1], TILES).mod, "C_global")[-3] \
+    assert sp.enclosing_loop_names(sp.with_tiles(mod, spaces[1], TILES).mod, "C_global")[-3] \
         == "j_0"
     for space in spaces:
-        sp.check_numeric(_with_tiles(mod, space, TILES).mod, reference)
+        sp.check_numeric(sp.with_tiles(mod, space, TILES).mod, reference)
 
 
 def test_tile_sizes_are_perfect_and_the_innermost_is_bounded():
