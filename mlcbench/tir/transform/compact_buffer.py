@@ -43,7 +43,9 @@ Runs on opaque blocks (after ``ConvertBlocksToOpaque``), before ``LowerOpaqueBlo
 """
 from __future__ import annotations
 
-import itertools
+import math
+
+import numpy as np
 
 from ...ir.transform import prim_func_pass
 from ..buffer import Buffer, BufferRegion
@@ -206,43 +208,52 @@ MAX_CHECKED_ITERATIONS = 1 << 16
 def _footprints_disjoint(region, loops) -> bool:
     """True when no two iterations of ``loops`` (constant extents, enumerated) touch a
     common element: each iteration's box ``[lo, lo + extent)`` is checked against the
-    others (grid-aligned boxes compare by their corners)."""
+    others (grid-aligned boxes compare by their corners).
+
+    The iterations are enumerated all at once: each loop variable is a numpy axis, so
+    a corner coordinate is one array over the whole iteration grid."""
     extents = [const_int(loop.extent) for loop in loops]
     mins = [const_int(loop.min) for loop in loops]
-    if None in extents or None in mins or _product(extents) > MAX_CHECKED_ITERATIONS:
+    if None in extents or None in mins or math.prod(extents) > MAX_CHECKED_ITERATIONS:
+        return False
+    count = math.prod(extents)
+    if not region:
+        return count == 1
+    env = {}
+    for axis, (loop, lo, extent) in enumerate(zip(loops, mins, extents)):
+        shape = [1] * len(loops)
+        shape[axis] = extent
+        env[loop.loop_var] = np.arange(lo, lo + extent, dtype=np.int64).reshape(shape)
+    columns = []
+    for lo, _ in region:
+        value = _evaluate(lo, env)
+        if value is None:
+            return False
+        columns.append(np.broadcast_to(np.asarray(value, dtype=np.int64), extents).ravel())
+    corners = np.stack(columns, axis=1)
+    if len(np.unique(corners, axis=0)) < count:
         return False
     sizes = [const_int(extent) for _, extent in region]
-    corners = set()
-    for point in itertools.product(*[range(m, m + e) for m, e in zip(mins, extents)]):
-        env = {loop.loop_var: value for loop, value in zip(loops, point)}
-        corner = tuple(_evaluate(lo, env) for lo, _ in region)
-        if None in corner:
-            return False
-        corners.add(corner)
-    if len(corners) < _product(extents):
-        return False
-    if all(size is not None and len({c[d] % size for c in corners}) == 1
-           for d, size in enumerate(sizes)):
-        return True
-    return False
+    return all(size is not None and size > 0 and np.ptp(corners[:, d] % size) == 0
+               for d, size in enumerate(sizes))
 
 
-def _product(values) -> int:
-    result = 1
-    for value in values:
-        result *= value
-    return result
+def _safe_floordiv(a, b):
+    return None if np.any(b == 0) else a // b
+
+
+def _safe_floormod(a, b):
+    return None if np.any(b == 0) else a % b
 
 
 _INT_OPS = {Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b,
-            FloorDiv: lambda a, b: a // b if b else None,
-            FloorMod: lambda a, b: a % b if b else None,
-            Min: min, Max: max}
+            FloorDiv: _safe_floordiv, FloorMod: _safe_floormod,
+            Min: np.minimum, Max: np.maximum}
 
 
 def _evaluate(expr, env: dict):
-    """Integer value of ``expr`` with the vars of ``env`` bound, ``None`` when it uses
-    anything else."""
+    """Integer value (an int or an int64 array over the iteration grid) of ``expr`` with
+    the vars of ``env`` bound, ``None`` when it uses anything else."""
     if isinstance(expr, IntImm):
         return expr.value
     if isinstance(expr, Var):

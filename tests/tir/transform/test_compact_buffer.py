@@ -1,11 +1,16 @@
 """CompactBufferAllocation: intermediate buffers move to where they are used, shrunk."""
+import itertools
+import math
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 from interp import run_lowered
 
 from mlcbench.script import from_source
-from mlcbench.tir import Allocate, BufferStore, For, ForKind, Ramp, post_order_visit
+from mlcbench.tir import (Allocate, BufferStore, Evaluate, For, ForKind, IntImm, Ramp, Var,
+                          post_order_visit)
 from mlcbench.tir.transform import lower
+from mlcbench.tir.transform.compact_buffer import _evaluate, _footprints_disjoint
 
 
 def register_tile_matmul(n: int, rows: int, cols: int) -> str:
@@ -121,3 +126,60 @@ def test_value_carried_across_iterations_keeps_its_allocation_outside():
     c = np.zeros((8, 16), "float32")
     run_lowered(func, a, b, c)
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+
+
+def _loop(name, extent):
+    return For(Var(name, "int32"), IntImm("int32", 0), IntImm("int32", extent), ForKind.SERIAL,
+               Evaluate(IntImm("int32", 0)))
+
+
+def _touched(region, loops, point):
+    """The elements one iteration of ``loops`` touches in ``region``."""
+    env = {loop.loop_var: value for loop, value in zip(loops, point)}
+    boxes = [range(_evaluate(lo, env), _evaluate(lo, env) + int(size.value))
+             for lo, size in region]
+    return set(itertools.product(*boxes))
+
+
+def _brute_force_disjoint(region, loops) -> bool:
+    seen = set()
+    for point in itertools.product(*[range(int(loop.extent.value)) for loop in loops]):
+        elements = _touched(region, loops, point)
+        if seen & elements:
+            return False
+        seen |= elements
+    return True
+
+
+@settings(max_examples=150, deadline=None)
+@given(extents=st.lists(st.integers(1, 5), min_size=1, max_size=3), data=st.data())
+def test_footprint_check_never_calls_overlapping_iterations_disjoint(extents, data):
+    loops = [_loop(f"i{k}", extent) for k, extent in enumerate(extents)]
+    region = []
+    for _ in range(data.draw(st.integers(1, 2), label="dims")):
+        lo = IntImm("int32", data.draw(st.integers(0, 3), label="offset"))
+        for loop in loops:
+            coefficient = data.draw(st.integers(0, 6), label="coefficient")
+            if coefficient:
+                lo = lo + loop.loop_var * coefficient
+        if data.draw(st.booleans(), label="floordiv"):
+            lo = lo // data.draw(st.integers(1, 3), label="divisor")
+        region.append((lo, IntImm("int32", data.draw(st.integers(1, 4), label="size"))))
+    if _footprints_disjoint(region, loops):
+        assert _brute_force_disjoint(region, loops)
+
+
+@settings(max_examples=40, deadline=None)
+@given(extents=st.lists(st.integers(1, 6), min_size=1, max_size=3),
+       sizes=st.tuples(st.integers(1, 8), st.integers(1, 8)))
+def test_footprint_check_finds_the_tiles_of_a_fused_loop(extents, sizes):
+    """Tile ``f`` of ``f // n`` rows and ``f % n`` columns, as a fused outer tile loop
+    indexes a register tile: every iteration owns its own box."""
+    n = extents[-1]
+    fused = _loop("f", math.prod(extents))
+    region = [((fused.loop_var // n) * sizes[0], IntImm("int32", sizes[0])),
+              ((fused.loop_var % n) * sizes[1], IntImm("int32", sizes[1]))]
+    assert _footprints_disjoint(region, [fused])
+    assert _brute_force_disjoint(region, [fused])
+    shifted = [(lo + 1, IntImm("int32", size + 1)) for (lo, _), size in zip(region, sizes)]
+    assert _footprints_disjoint(shifted, [fused]) == (math.prod(extents) == 1)
