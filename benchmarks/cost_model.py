@@ -43,11 +43,14 @@ import mlcbench
 from mlcbench import te, topi
 from mlcbench.ir.errors import ScheduleError
 from mlcbench.meta_schedule import metrics
+from mlcbench.meta_schedule.builder import BuilderInput, LocalBuilder, remove_artifact
 from mlcbench.meta_schedule.cost_model import RandomModel
 from mlcbench.meta_schedule.feature_extractor import PerStoreFeature
 from mlcbench.meta_schedule.postproc.postproc import apply_postprocs
+from mlcbench.meta_schedule.runner import entry_function_name
 from mlcbench.meta_schedule.space_generator import PostOrderApply
 from mlcbench.meta_schedule.xgb_model import XGBConfig, XGBModel
+from mlcbench.runtime import load_module
 from mlcbench.tir import IterType, Schedule, Trace
 
 
@@ -164,21 +167,33 @@ def _arguments(func):
 
 
 def measure_chunk(schedules: list, rounds: int = 3) -> list:
-    """Per schedule, its mean seconds in each of ``rounds`` interleaved rounds.
+    """Per schedule, its mean seconds in each of ``rounds`` interleaved rounds (``None``
+    for one that failed to build).
 
     Other work on this machine comes and goes: timed once, a fifth of the pairs of
     matmul schedules came out in another order a few minutes later. Building a chunk
-    first and timing it round after round spreads each schedule's timings over the
-    chunk's seconds; the fastest round then agrees with a second run on 97% of pairs.
+    first (in a worker process per core, as tuning does) and timing it round after round
+    spreads each schedule's timings over the chunk's seconds; the fastest round then
+    agrees with a second run on 97% of pairs.
     """
-    libs = [mlcbench.build(sch.mod, target="llvm") for sch in schedules]
-    args = [_arguments(sch.mod["main"]) for sch in schedules]
-    timings = [[] for _ in schedules]
-    for _ in range(rounds):
-        for lib, arg, times in zip(libs, args, timings):
-            timer = lib.time_evaluator("main", mlcbench.cpu(), number=1, repeat=5,
-                                       min_repeat_ms=10)
-            times.append(timer(*arg).mean)
+    builder = LocalBuilder(timeout_sec=120)
+    try:
+        built = builder.build([BuilderInput(sch.mod, "llvm") for sch in schedules])
+    finally:
+        builder.shutdown()
+    try:
+        libs = [load_module(b.artifact_path) if b.artifact_path else None for b in built]
+        args = [_arguments(sch.mod["main"]) for sch in schedules]
+        timings = [[] if lib else None for lib in libs]
+        for _ in range(rounds):
+            for lib, arg, times in zip(libs, args, timings):
+                if lib is not None:
+                    timer = lib.time_evaluator(entry_function_name(lib), mlcbench.cpu(),
+                                               number=1, repeat=5, min_repeat_ms=10)
+                    times.append(timer(*arg).mean)
+    finally:
+        for b in built:
+            remove_artifact(b.artifact_path)
     return timings
 
 
@@ -220,9 +235,9 @@ def collect(path: str, total: int, seed: int, make_schedule, chunk: int = 25) ->
                 next_seed += 1
                 if next_seed not in tried:
                     batch.append((next_seed, make_schedule(name, next_seed)))
-            need -= wanted
             valid = [(s, sch) for s, sch in batch if sch is not None]
             timings = dict(zip([s for s, _ in valid], measure_chunk([sch for _, sch in valid])))
+            need -= sum(t is not None for t in timings.values())
             records += [{"workload": name, "seed": s,
                          "trace": sch.trace.as_json() if sch else None,
                          "run_secs": timings.get(s)} for s, sch in batch]
