@@ -24,7 +24,12 @@ multiplied out by the loop extents and then put through ``slog(x) = log2(|x| + 1
    1 MiB cache (the footprint that fits is refetched by the loops outside it), and the
    vector loop -- the innermost ``T.vectorized`` loop, else the innermost loop LLVM may
    vectorize (not unrolled, 8 or more iterations): its extent, whether it is explicit,
-   whether it is a reduction loop, and the iterations of the loops inside it.
+   whether it is a reduction loop, and the iterations of the loops inside it;
+7. the register tile: the iterations of the innermost loops that become straight-line
+   code (``T.unroll``, ``T.vectorized``, and serial loops within the
+   ``pragma_auto_unroll_max_step`` in force), the output elements one step of the
+   innermost reduction loop updates, and whether all of those are in the straight-line
+   part (then the accumulators can stay in registers).
 
 The input is TIR lowered up to (not including) unrolling and vectorization: buffers are
 flat, loops still say ``T.vectorized``/``T.unroll``/``T.parallel``. Loops of one
@@ -61,9 +66,10 @@ ALLOC_NAMES = ("alloc_size", "alloc_prod", "alloc_outer_prod", "alloc_inner_prod
                "alloc_local")
 NEST_NAMES = ("outer_prod", "num_loops", "auto_unroll_max_step", "innermost_extent",
               "outermost_extent", "l1_miss_lines", "l2_miss_lines", "vector_extent",
-              "vector_explicit", "vector_reduce", "vector_body")
+              "vector_explicit", "vector_reduce", "vector_body", "unrolled_steps",
+              "register_tile", "register_tile_unrolled")
 _ONE_HOT = {"acc_read", "acc_write", "acc_readwrite", "reuse_loop", "reuse_serial",
-            "reuse_none", "alloc_local"}
+            "reuse_none", "alloc_local", "register_tile_unrolled"}
 
 
 def feature_names(buffers_per_store: int = 5, curve_samples: int = 10) -> tuple:
@@ -253,7 +259,7 @@ class StoreFeatureCollector(StmtExprVisitor):
         row += self._allocation_features(store.buffer, prod)
         row += [prod, len(loops), self.unroll_max_step,
                 loops[-1].extent if loops else 1, loops[0].extent if loops else 1]
-        return row + misses + self._vector_features(spatial)
+        return row + misses + self._vector_features(spatial) + register_tile(loops, spatial)
 
     def _vector_features(self, spatial: set) -> list:
         if self._vector_loop is None:
@@ -313,6 +319,37 @@ class StoreFeatureCollector(StmtExprVisitor):
             return [0.0] * len(ALLOC_NAMES)
         numel, itemsize, outer, scope = info
         return [numel * itemsize, numel * outer, outer, prod / outer, float(scope != "global")]
+
+
+def unrolled_suffix(loops: list) -> tuple:
+    """(loops, steps): how many of the innermost loops become straight-line code --
+    ``T.unroll`` and ``T.vectorized`` loops, and serial loops that the
+    ``pragma_auto_unroll_max_step`` in force lets ``UnrollLoop`` copy out -- and the
+    iterations of the store they hold."""
+    count, steps = 0, 1
+    for loop in reversed(loops):
+        copied = loop.kind in (ForKind.UNROLLED, ForKind.VECTORIZED) or (
+            loop.kind == ForKind.SERIAL and loop.extent * steps <= loop.unroll_max_step)
+        if not copied:
+            break
+        count, steps = count + 1, steps * loop.extent
+    return count, steps
+
+
+def register_tile(loops: list, spatial: set) -> list:
+    """unrolled_steps, register_tile, register_tile_unrolled.
+
+    The register tile is the output elements one step of the innermost reduction loop
+    updates (the product of the loops inside it; 0 without a reduction loop). When
+    every one of those loops is unrolled or vectorized, the accumulators can live in
+    registers (1.0); a loop left rolled makes them memory traffic (0.0)."""
+    count, steps = unrolled_suffix(loops)
+    reductions = [i for i, loop in enumerate(loops) if loop.var not in spatial]
+    if not reductions:
+        return [steps, 0.0, 0.0]
+    inside = loops[reductions[-1] + 1:]
+    tile = math.prod(loop.extent for loop in inside)
+    return [steps, tile, float(len(inside) <= count)]
 
 
 def vector_loop(loops: list):

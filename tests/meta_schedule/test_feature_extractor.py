@@ -196,6 +196,32 @@ def test_cache_write_gives_a_local_allocation_and_a_write_back_row():
     assert write_back["outer_prod"] == pytest.approx(slog(32 * 32))
 
 
+def test_register_tile_features():
+    tile = 8
+    sch = tiled_matmul(32, tile)                      # i0 j0 k i1 j1: k moves the tile
+    (rolled,) = features(sch)
+    assert rolled["register_tile"] == pytest.approx(slog(tile * tile))
+    assert rolled["register_tile_unrolled"] == 0 and rolled["unrolled_steps"] == pytest.approx(slog(1))
+    i1, j1 = sch.get_loops(sch.get_block("C"))[-2:]
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    (unrolled,) = features(sch)
+    assert unrolled["register_tile_unrolled"] == 1
+    assert unrolled["unrolled_steps"] == pytest.approx(slog(tile * tile))
+    sch = tiled_matmul(32, tile)
+    sch.annotate(sch.get_loops(sch.get_block("C"))[0], "pragma_auto_unroll_max_step", 64)
+    (auto,) = features(sch)                           # 8 x 8 steps fit in 64: copied out
+    assert auto["register_tile_unrolled"] == 1 and auto["unrolled_steps"] == pytest.approx(slog(64))
+    sch.annotate(sch.get_loops(sch.get_block("C"))[0], "pragma_auto_unroll_max_step", 16)
+    (partial,) = features(sch)                        # only j1 fits in 16: i1 stays a loop
+    assert partial["register_tile_unrolled"] == 0 and partial["unrolled_steps"] == pytest.approx(slog(8))
+    (no_reduction,) = features(add_one_serial)
+    assert no_reduction["register_tile"] == 0 and no_reduction["register_tile_unrolled"] == 0
+    (reduction_inside,) = features(row_sum_reduction_inner)   # k innermost: one accumulator
+    assert reduction_inside["register_tile"] == pytest.approx(slog(1))
+    assert reduction_inside["register_tile_unrolled"] == 1
+
+
 def test_every_candidate_form_is_accepted():
     sch = tiled_matmul()
     extractor = PerStoreFeature()
