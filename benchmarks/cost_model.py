@@ -1,7 +1,8 @@
 """How well does the XGBoost cost model rank schedules it has never seen measured?
 
-Run: ``python benchmarks/cost_model.py --schedules 3000`` (the full run: about an hour
-on two cores, mostly building conv2d candidates), or ``--schedules 500`` (10 minutes).
+Run: ``python benchmarks/cost_model.py --schedules 3000`` (the full run: about 50
+minutes on two cores, mostly building conv2d candidates, then 6 minutes of feature
+extraction), or ``--schedules 500`` (10 minutes).
 
 1. Candidates of a 256^3 matmul and a 3x3 conv2d (1x32x28x28 -> 32 channels):
    ``--space post-order-apply`` (default) samples them as tuning does -- a design space
@@ -27,7 +28,8 @@ different run times ordered correctly), top-1 / top-5 recall (share of the predi
 top k that is in the measured top k), peak@5 (best throughput among the predicted top 5
 over the best measured) and Spearman's rho. Variants: rank or regression objective,
 score as the sum of per-store predictions (``pack-sum``) or one aggregated row per
-candidate, and a random model as the floor.
+candidate, and a random model as the floor. Last, a learning curve: the default
+variant trained on 1/8, 1/4, 1/2 and all of the training split.
 """
 from __future__ import annotations
 
@@ -332,6 +334,21 @@ def main() -> None:
                          seed=args.seed, **options)
         results[label] = evaluate(model, records, features, train, test)
     report(results)
+    learning_curve(records, features, order[:cut], test, extractor, args)
+
+
+def learning_curve(records, features, train_order, test, extractor, args) -> None:
+    """Held-out pairwise accuracy of the default model (rank, pack-sum) trained on a
+    growing share of the training split: how many measured records it needs."""
+    print("\nlearning curve (xgb rank pack-sum, same held-out split)")
+    print(f"{'train records':>13s} " + " ".join(f"{name:>8s}" for name in WORKLOADS))
+    for share in (0.125, 0.25, 0.5, 1.0):
+        train = sorted(train_order[:max(2, int(len(train_order) * share))])
+        model = XGBModel(extractor=extractor, config=XGBConfig(nthread=args.nthread),
+                         seed=args.seed)
+        rows = evaluate(model, records, features, train, test)
+        print(f"{len(train):13d} " + " ".join(f"{rows[name]['pairwise']:8.3f}"
+                                              for name in WORKLOADS))
 
 
 if __name__ == "__main__":

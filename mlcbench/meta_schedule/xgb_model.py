@@ -11,9 +11,10 @@ sampled pairs of candidates of one task, what ``rank:pairwise`` does for single 
 ``aggregate="candidate"`` is the alternative without a custom loss: one row per
 candidate (sum and max of its store rows) and xgboost's own ``rank:pairwise`` /
 ``reg:squarederror``. The defaults are what measured best on
-``benchmarks/cost_model.py`` (500 PostOrderApply candidates, half held out; pairwise
-accuracy on matmul / conv2d): rank + pack-sum 0.80 / 0.71, squared error + pack-sum
-0.73 / 0.67, rank per candidate 0.70 / 0.65, squared error per candidate 0.73 / 0.71.
+``benchmarks/cost_model.py --schedules 3000`` (3,000 PostOrderApply candidates, half
+held out; pairwise accuracy on matmul / conv2d): rank + pack-sum 0.85 / 0.82, squared
+error + pack-sum 0.80 / 0.77, rank per candidate 0.63 / 0.64, squared error per
+candidate 0.85 / 0.78.
 
 Until ``num_warmup_samples`` results have arrived, ``predict`` returns random scores::
 
