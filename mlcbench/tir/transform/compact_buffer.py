@@ -214,9 +214,11 @@ def _footprints_disjoint(region, loops) -> bool:
     a corner coordinate is one array over the whole iteration grid."""
     extents = [const_int(loop.extent) for loop in loops]
     mins = [const_int(loop.min) for loop in loops]
-    if None in extents or None in mins or math.prod(extents) > MAX_CHECKED_ITERATIONS:
+    if None in extents or None in mins:
         return False
     count = math.prod(extents)
+    if count > MAX_CHECKED_ITERATIONS:
+        return False
     if not region:
         return count == 1
     env = {}
