@@ -118,9 +118,8 @@ def trial_records(records) -> list:
     ``remeasure_top_k`` appends (a trace already seen)."""
     seen, out = set(), []
     for record in records:
-        key = str(record.trace.as_json())
-        if key not in seen:
-            seen.add(key)
+        if record.trace_key not in seen:
+            seen.add(record.trace_key)
             out.append(record)
     return out
 

@@ -16,6 +16,7 @@ that is how a killed tuning run resumes::
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import warnings
@@ -96,6 +97,12 @@ class TuningRecord:
         return bool(self.run_secs) and self.error_msg is None and all(
             s < MAX_RUN_SECS for s in self.run_secs)
 
+    @functools.cached_property
+    def trace_key(self) -> str:
+        """The trace as JSON text: equal for records of the same program, also after
+        the records were written to a file and read back."""
+        return json.dumps(self.trace.as_json())
+
     @property
     def mean_run_secs(self) -> float:
         return sum(self.run_secs) / len(self.run_secs) if self.is_valid else MAX_RUN_SECS
@@ -129,7 +136,7 @@ def latest_per_trace(records) -> list[TuningRecord]:
     later figure replaces the earlier."""
     last = {}
     for n, record in enumerate(records):
-        last[json.dumps(record.trace.as_json())] = n
+        last[record.trace_key] = n
     keep = set(last.values())
     return [r for n, r in enumerate(records) if n in keep]
 

@@ -44,6 +44,12 @@ class _Task:
         self.seconds = 0.0
         self.phase_seconds: dict[str, float] = {}
 
+    def charge(self, clock) -> None:
+        """Add the wall time of a round (a ``_PhaseClock``) to the task's totals."""
+        self.seconds += clock.total
+        for phase, secs in clock.phases.items():
+            self.phase_seconds[phase] = self.phase_seconds.get(phase, 0.0) + secs
+
     def gflops(self, secs: float) -> float | None:
         return self.flops / secs / 1e9 if secs < MAX_RUN_SECS and self.flops else None
 
@@ -200,9 +206,7 @@ class TaskScheduler:
         clock.lap("run")
         best = database.get_top_k(task.workload, 1)
         task.best_secs = best[0].mean_run_secs if best else MAX_RUN_SECS
-        task.seconds += clock.total
-        for phase, secs in clock.phases.items():
-            task.phase_seconds[phase] = task.phase_seconds.get(phase, 0.0) + secs
+        task.charge(clock)
 
     def _measure(self, task, candidates, builder, runner, clock):
         """Build every candidate, run those that built; a failure becomes its result."""
@@ -235,9 +239,7 @@ class TaskScheduler:
                                               None if secs is None else task.gflops(secs)))
         task.rounds += 1
         task.trials += len(candidates)
-        task.seconds += clock.total
-        for phase, secs in clock.phases.items():
-            task.phase_seconds[phase] = task.phase_seconds.get(phase, 0.0) + secs
+        task.charge(clock)
         task.best_history.append(task.best_secs)
         pairs = [(m.predicted, 1.0 / _mean(m.run_secs)) for m in measured
                  if m.predicted is not None and m.error_msg is None]

@@ -240,16 +240,9 @@ def _footprints_disjoint(region, loops) -> bool:
                for d, size in enumerate(sizes))
 
 
-def _safe_floordiv(a, b):
-    return None if np.any(b == 0) else a // b
-
-
-def _safe_floormod(a, b):
-    return None if np.any(b == 0) else a % b
-
-
 _INT_OPS = {Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b,
-            FloorDiv: _safe_floordiv, FloorMod: _safe_floormod,
+            FloorDiv: lambda a, b: None if np.any(b == 0) else a // b,
+            FloorMod: lambda a, b: None if np.any(b == 0) else a % b,
             Min: np.minimum, Max: np.maximum}
 
 
