@@ -1,7 +1,7 @@
 """How well does the XGBoost cost model rank schedules it has never seen measured?
 
 Run: ``python benchmarks/cost_model.py --schedules 3000`` (the full run: about 50
-minutes on two cores, mostly building conv2d candidates, then 6 minutes of feature
+minutes on two cores, mostly building conv2d candidates, then 5 minutes of feature
 extraction), or ``--schedules 500`` (10 minutes).
 
 1. Candidates of a 256^3 matmul and a 3x3 conv2d (1x32x28x28 -> 32 channels):
