@@ -10,6 +10,9 @@ A target string is a kind followed by options::
 Codegen reads ``mcpu``, ``features``, ``vector_width_bits`` and ``num_cores``; the
 tuner reads the cache sizes. ``with Target("llvm --num-cores=1"):`` makes a target
 the default of :meth:`Target.current` (and of ``build``) inside the block.
+A named CPU, ``-mattr`` toggle or triple is checked against LLVM when the Target is
+made (``llvm_check``): an unknown or unusable one raises ``TargetError`` instead of
+letting LLVM end the process at build time.
 """
 from __future__ import annotations
 
@@ -17,16 +20,12 @@ import os
 import threading
 from functools import lru_cache
 
-from ..ir.errors import CodegenError
+from .llvm_check import TargetError, check_cpu_and_features
 
 KNOWN_KINDS = {"llvm": ("cpu",), "c": ("cpu",), "cuda": ("cuda", "gpu"),
                "nvptx": ("cuda", "gpu")}
 _DEFAULT_CACHE_BYTES = {"l1d": 32 * 1024, "l2": 1024 * 1024}
 _INT_OPTIONS = ("num_cores", "max_num_threads", "thread_warp_size", "opt_level")
-
-
-class TargetError(CodegenError, ValueError):
-    """A target string that cannot be understood (unknown kind or malformed option)."""
 
 
 class TargetKind:
@@ -72,6 +71,7 @@ class Target:
         if self.num_cores < 1:
             raise TargetError(f"--num-cores must be at least 1, found {self.num_cores}")
         self.features = self._resolve_features()
+        self._check_against_llvm()
         self.l1d_cache_bytes, self.l2_cache_bytes = _cache_sizes()
 
     # -- derived facts -----------------------------------------------------------------
@@ -93,6 +93,15 @@ class Target:
             name = toggle.lstrip("+-")
             (base.discard if toggle.startswith("-") else base.add)(name)
         return frozenset(base)
+
+    def _check_against_llvm(self) -> None:
+        """Refuse a CPU or feature LLVM does not know, or cannot compile for, here rather
+        than let LLVM end the process at the first build (see llvm_check)."""
+        if not self.is_cpu or not (self.attrs.get("mcpu") or self.mattr or self.mtriple):
+            return
+        import llvmlite.binding as llvm
+        triple = self.mtriple or llvm.get_process_triple()
+        check_cpu_and_features(triple, self.mcpu, self.mattr, self.llvm_features)
 
     def has_feature(self, name: str) -> bool:
         return name in self.features

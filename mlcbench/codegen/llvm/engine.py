@@ -39,8 +39,12 @@ def target_machine(cpu: str, features: str, triple: str = "") -> llvm.TargetMach
         machine_target = llvm.Target.from_triple(triple)
     except RuntimeError as err:
         raise CodegenError(f"LLVM cannot generate code for triple {triple!r}: {err}") from None
-    return machine_target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="pic",
-                                                codemodel="default")
+    try:
+        return machine_target.create_target_machine(cpu=cpu, features=features, opt=3,
+                                                    reloc="pic", codemodel="default")
+    except RuntimeError as err:
+        raise CodegenError(f"LLVM cannot create a target machine for -mcpu={cpu} "
+                           f"-mattr={features} on {triple!r}: {err}") from None
 
 
 def machine_for(target) -> llvm.TargetMachine:
@@ -89,7 +93,8 @@ class LLVMArtifact:
     def emit_object(self) -> bytes:
         if self._object is None:
             with _lock:
-                self._object = self._machine.emit_object(self._module)
+                self._object = _emitting("an object file", self._machine.emit_object,
+                                         self._module)
         return self._object
 
     def get_source(self, fmt: str = "ll") -> str:
@@ -100,9 +105,18 @@ class LLVMArtifact:
         if fmt in ("asm", "s"):
             if self._asm is None:
                 with _lock:
-                    self._asm = self._machine.emit_assembly(self._module)
+                    self._asm = _emitting("assembly", self._machine.emit_assembly,
+                                          self._module)
             return self._asm
         raise CodegenError(f"get_source: unknown format {fmt!r}; expected 'll' or 'asm'")
+
+
+def _emitting(what: str, emit, module):
+    """LLVM's emitters report some failures as RuntimeError: make them CodegenErrors."""
+    try:
+        return emit(module)
+    except RuntimeError as err:
+        raise CodegenError(f"LLVM failed to emit {what} for {module.name!r}: {err}") from None
 
 
 def compile_ir(ir_text: str, target, name: str = "module") -> LLVMArtifact:
