@@ -10,9 +10,13 @@ Example: ``out[i] = A[i] + 1`` for ``i < 8``::
 """
 from __future__ import annotations
 
+import itertools
+
 from mlcbench.driver.build import build_lowered
 from mlcbench.ir import IRModule
 from mlcbench.tir import Buffer, PrimFunc, Ramp, Var, decl_buffer
+
+_rebuilds = itertools.count()
 
 
 def flat(name: str, n, dtype: str = "float32") -> Buffer:
@@ -43,3 +47,52 @@ def compile_kernels(*funcs, target=None):
 def ramp(base, lanes: int):
     """Contiguous vector index ``[base, base + 1, ..., base + lanes - 1]``."""
     return Ramp(base, 1, lanes)
+
+
+def host_module_from_optimized_ir(lib):
+    """Run the optimized LLVM IR of ``lib`` (built for any x86-64 CPU) on this host.
+
+    The IR that LLVM's optimizer produced for, say, ``-mcpu=znver4`` is compiled for the
+    host CPU without optimizing it again: whatever the vectorizer decided for the named
+    CPU (a miscompile included) runs here, with 512-bit vectors split in two on an AVX2
+    host. Returns a runtime Module with ``lib``'s kernels.
+    """
+    import llvmlite.binding as llvm
+
+    from mlcbench.codegen.llvm.engine import initialize_llvm
+    from mlcbench.runtime import Module
+
+    ir_text = lib.get_source("ll")
+    assert "@llvm.x86." not in ir_text, "CPU-specific intrinsics cannot run on another CPU"
+    initialize_llvm()
+    engine = llvm.create_lljit_compiler()
+    builder = llvm.JITLibraryBuilder().add_ir(ir_text).add_current_process()
+    specs = lib.kernel_specs
+    for spec in specs.values():
+        builder.export_symbol(spec.symbol)
+    tracker = builder.link(engine, f"host_rebuild_{next(_rebuilds)}")
+    kernels = {name: (spec, tracker[spec.symbol]) for name, spec in specs.items()}
+    return Module(kernels, keepalive=(engine, tracker))
+
+
+
+def run_llvm_ir_optimized_for(cpu: str, ir_text: str, symbol: str, n_pointer_args: int):
+    """``symbol`` of ``ir_text`` after the code generator's -O3 pipeline for ``-mcpu=cpu``,
+    compiled for this host without optimizing again; a ctypes function of pointers."""
+    import ctypes
+
+    import llvmlite.binding as llvm
+
+    from mlcbench.codegen.llvm.engine import initialize_llvm, machine_for, optimize
+    from mlcbench.target import Target
+
+    initialize_llvm()
+    module = llvm.parse_assembly(ir_text)
+    module.verify()
+    optimize(module, machine_for(Target(f"llvm -mcpu={cpu}")))
+    engine = llvm.create_lljit_compiler()
+    tracker = (llvm.JITLibraryBuilder().add_ir(str(module)).export_symbol(symbol)
+               .link(engine, f"host_rebuild_{next(_rebuilds)}"))
+    kernel = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_pointer_args)(tracker[symbol])
+    kernel.keepalive = (engine, tracker)
+    return kernel

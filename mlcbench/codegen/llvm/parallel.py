@@ -27,6 +27,7 @@ from llvmlite import ir
 
 from ...ir.errors import CodegenError
 from . import types as T
+from .loop_hints import divides_loop_var_in_an_index
 
 
 @lru_cache(maxsize=None)
@@ -94,7 +95,8 @@ class ParallelLoops:
             for var in variables:
                 inner.vars[var] = arg
         lo, hi = fn.args[-2], fn.args[-1]
-        inner.emit_loop(loop.loop_var, lo, hi, lambda: inner.emit_stmt(loop.body))
+        inner.emit_loop(loop.loop_var, lo, hi, lambda: inner.emit_stmt(loop.body),
+                        not divides_loop_var_in_an_index(loop.loop_var, loop.body))
         inner.finish()
         return fn
 

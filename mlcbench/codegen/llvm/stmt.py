@@ -13,6 +13,7 @@ from llvmlite import ir
 from ...tir import expr as E
 from ...tir.stmt import ForKind
 from . import types as T
+from .loop_hints import divides_loop_var_in_an_index, vectorizer_off
 
 STACK_LIMIT_BYTES = 64 * 1024
 ALLOC_ALIGN = 64
@@ -88,10 +89,13 @@ class StmtEmitter:
             return
         begin = self.emit_expr(op.min)
         end = self.builder.add(begin, self.emit_expr(op.extent))
-        self.emit_loop(op.loop_var, begin, end, lambda: self.emit_stmt(op.body))
+        vectorize = not divides_loop_var_in_an_index(op.loop_var, op.body)
+        self.emit_loop(op.loop_var, begin, end, lambda: self.emit_stmt(op.body), vectorize)
 
-    def emit_loop(self, loop_var, begin: ir.Value, end: ir.Value, emit_body) -> None:
-        """``for loop_var in [begin, end): emit_body()`` as a canonical LLVM loop."""
+    def emit_loop(self, loop_var, begin: ir.Value, end: ir.Value, emit_body,
+                  vectorize: bool = True) -> None:
+        """``for loop_var in [begin, end): emit_body()`` as a canonical LLVM loop;
+        ``vectorize=False`` keeps LLVM's loop vectorizer off it (see loop_hints)."""
         preheader = self.builder.block
         header = self.function.append_basic_block(f"for_{loop_var.name}")
         body = self.function.append_basic_block(f"for_{loop_var.name}_body")
@@ -109,7 +113,9 @@ class StmtEmitter:
             del self.vars[loop_var]
         step = self.builder.add(index, ir.Constant(index.type, 1), flags=("nsw",))
         index.add_incoming(step, self.builder.block)
-        self.builder.branch(header)
+        latch = self.builder.branch(header)
+        if not vectorize:
+            latch.set_metadata("llvm.loop", vectorizer_off(self.builder.module))
         self.builder.position_at_end(exit_block)
 
     # -- allocation --------------------------------------------------------------------
