@@ -5,39 +5,45 @@ Two files of JSON lines, as in TVM's ``JSONDatabase``::
     database_workload.json        [structural hash, TVMScript of the module]      one per line
     database_tuning_record.json   [workload index, [trace, run_secs, target, args_info]]
 
-Every line is appended with one ``os.write`` of the complete line followed by ``fsync``,
-so a crash or Ctrl-C leaves whole lines behind (at worst one partial last line, which
-loading reports and drops). A new ``JSONDatabase`` on the same files sees every record:
-that is how a killed tuning run resumes::
+The files follow :mod:`.json_lines`: a read never changes them, every line is appended
+with one write and an fsync under the file's lock, and a partial last line left by a
+crash is set aside (``<file>.torn-<n>``) by the next append. Several processes may tune
+into one ``work_dir`` at once: a new workload is numbered after reading the ones the
+others added. A new ``JSONDatabase`` on the same files sees every record: that is how a
+killed tuning run resumes::
 
     db = JSONDatabase(work_dir="./tune_tmp")
     best = db.query_tuning_record(MyModule, target="llvm")     # fastest record, or None
     sch = db.query_schedule(MyModule, target="llvm")           # its trace replayed
+
+A line that is not a record (not UTF-8, not JSON, a field of the wrong type) raises
+TuningError naming ``file:line``, the field, what was expected and what was found: the
+files are written by tuning runs only, so such a line means something else changed them,
+and guessing past it could file records under the wrong workload. A record whose times
+are not all positive and finite is kept but never counts as a best one.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
-import warnings
 
-from ..ir.errors import TuningError
+from ..ir.errors import MLCBenchError, TuningError
 from ..ir.module import IRModule
 from ..ir.structural import structural_hash
 from ..target import Target
 from ..tir.function import PrimFunc
 from ..tir.schedule import Schedule, Trace
 from .arg_info import ArgInfo
+from .json_lines import (DatabaseWarning, LockedJSONLines, append_json_line, expect_field,
+                         is_int, is_number, read_json_lines, scan_json_lines)
 
 __all__ = ["Database", "JSONDatabase", "MemoryDatabase", "TuningRecord", "Workload",
            "DatabaseWarning", "MAX_RUN_SECS"]
 
 MAX_RUN_SECS = 1e10
 """``run_secs`` recorded for a candidate that failed to build or run (as in TVM)."""
-
-
-class DatabaseWarning(UserWarning):
-    """A database file needed repair on loading (a partial last line from a crash)."""
 
 
 def as_ir_module(mod) -> IRModule:
@@ -68,9 +74,15 @@ class Workload:
 
     @staticmethod
     def from_json(json_obj) -> "Workload":
+        """The workload of a line ``[structural hash, TVMScript]``; TuningError naming
+        the field when the line is not one."""
         from ..script import from_source
-        shash, text = json_obj
-        return Workload(as_ir_module(from_source(text)), int(shash))
+        shash, text = _workload_fields(json_obj)
+        try:
+            mod = from_source(text)
+        except MLCBenchError as err:
+            raise TuningError(f"TVMScript of the workload: {err}") from None
+        return Workload(as_ir_module(mod), shash)
 
     def __repr__(self) -> str:
         names = [gv.name_hint for gv in self.mod.get_global_vars()]
@@ -94,8 +106,10 @@ class TuningRecord:
 
     @property
     def is_valid(self) -> bool:
+        """Measured without error, every time positive and finite: a zero, negative or
+        NaN time (a broken timer, an edited file) never makes a record the best."""
         return bool(self.run_secs) and self.error_msg is None and all(
-            s < MAX_RUN_SECS for s in self.run_secs)
+            0.0 < s < MAX_RUN_SECS for s in self.run_secs)
 
     @functools.cached_property
     def trace_key(self) -> str:
@@ -114,20 +128,58 @@ class TuningRecord:
 
     @staticmethod
     def from_json(json_obj, workload: Workload) -> "TuningRecord":
+        """The record written by :meth:`as_json`; TuningError naming the field, what was
+        expected and what was found when ``json_obj`` is not one."""
+        expect_field(isinstance(json_obj, list) and len(json_obj) in (4, 5), "record",
+                     "[trace, run_secs, target, args_info] (and error_msg)", json_obj)
         trace, run_secs, target, args = json_obj[:4]
         error_msg = json_obj[4] if len(json_obj) > 4 else None
+        seconds = isinstance(run_secs, list) and all(is_number(s) for s in run_secs)
+        expect_field(run_secs is None or seconds, "run_secs", "a list of numbers or null",
+                     run_secs)
+        expect_field(target is None or isinstance(target, str), "target",
+                     "a string or null", target)
+        expect_field(args is None or isinstance(args, list), "args_info", "a list or null",
+                     args)
+        expect_field(error_msg is None or isinstance(error_msg, str), "error_msg",
+                     "a string", error_msg)
         args_info = None if args is None else [ArgInfo.from_json(a) for a in args]
-        return TuningRecord(Trace.from_json(trace), workload, run_secs, target, args_info,
+        return TuningRecord(_trace_from_json(trace), workload, run_secs, target, args_info,
                             error_msg)
 
     def as_schedule(self) -> Schedule:
         """A schedule of the workload with this record's trace replayed on it."""
         return self.trace.apply_to_schedule(Schedule(self.workload.mod), remove_postproc=False)
 
+    def _no_timing(self) -> str:
+        return f"invalid times {self.run_secs}" if self.run_secs else "no timing"
+
     def __repr__(self) -> str:
         outcome = (f"{self.mean_run_secs * 1e3:.4f} ms" if self.is_valid
-                   else f"error: {(self.error_msg or 'no timing').splitlines()[0][:60]}")
+                   else f"error: {(self.error_msg or self._no_timing()).splitlines()[0][:60]}")
         return f"TuningRecord({outcome}, {len(self.trace.insts)} instructions)"
+
+
+def _workload_fields(json_obj) -> tuple[int, str]:
+    expect_field(isinstance(json_obj, list) and len(json_obj) == 2, "workload",
+                 "[structural hash, TVMScript text]", json_obj)
+    shash, text = json_obj
+    expect_field(is_int(shash) or isinstance(shash, str) and shash.lstrip("-").isdigit(),
+                 "structural hash", "an integer", shash)
+    expect_field(isinstance(text, str), "TVMScript", "a string", text)
+    return int(shash), text
+
+
+def _trace_from_json(json_obj) -> Trace:
+    expect_field(isinstance(json_obj, dict) and isinstance(json_obj.get("insts"), list),
+                 "trace", 'an object {"insts": [...], "decisions": [...]}', json_obj)
+    try:
+        return Trace.from_json(json_obj)
+    except MLCBenchError as err:
+        raise TuningError(f"trace: {err}") from None
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
+        raise TuningError(f"trace: expected instructions [kind, inputs, attrs, outputs], "
+                          f"found a malformed one ({type(err).__name__}: {err})") from None
 
 
 def latest_per_trace(records) -> list[TuningRecord]:
@@ -265,8 +317,9 @@ class JSONDatabase(MemoryDatabase):
     """Records in two JSON-lines files (see the module docstring), loaded on creation.
 
     Give ``work_dir`` (files ``database_workload.json`` and
-    ``database_tuning_record.json`` inside it) or the two paths. One process should
-    write a pair of files at a time.
+    ``database_tuning_record.json`` inside it) or the two paths. Several processes may
+    write the same files at once; each sees the records that were on file when it
+    opened them, and its own.
 
     >>> db = JSONDatabase(work_dir=tmp_path)                 # doctest: +SKIP
     >>> db.path_tuning_record.endswith("database_tuning_record.json")   # doctest: +SKIP
@@ -287,36 +340,58 @@ class JSONDatabase(MemoryDatabase):
                               "path_tuning_record")
         self.path_workload = os.fspath(path_workload)
         self.path_tuning_record = os.fspath(path_tuning_record)
-        self._index: dict[int, int] = {}      # shash -> line index in the workload file
-        self._workload_lines = 0
+        self._index: dict[int, int] = {}      # shash -> first line index in the workload file
+        self._workloads_on_file = 0           # lines of the workload file read
+        self._workload_scan = (0, 1)          # (byte offset, line number) read up to
         self._load(allow_missing)
 
     def _load(self, allow_missing: bool) -> None:
         for path in (self.path_workload, self.path_tuning_record):
             if not os.path.exists(path) and not allow_missing:
                 raise TuningError(f"JSONDatabase: {path} does not exist (allow_missing=False)")
-        by_index = []
-        for _, row in read_json_lines(self.path_workload):
-            workload = Workload.from_json(row)
-            by_index.append(workload)
-            self._index.setdefault(workload.shash, len(by_index) - 1)
-            self._workload_lines += 1
+        # records before workloads: a workload is on file before any record names it, so
+        # the workloads read second cover every record read first, whoever appends now
+        record_rows = read_json_lines(self.path_tuning_record)
+        by_index = [self._workload_of_line(line, row)
+                    for line, row in self._scan_workloads()]
+        for workload in by_index:
             super()._add_workload(workload)
-        for line_no, row in read_json_lines(self.path_tuning_record):
-            index, record = row
-            if not 0 <= index < len(by_index):
-                raise TuningError(f"{self.path_tuning_record}:{line_no}: record names workload "
-                                  f"{index}, but {self.path_workload} has {len(by_index)}")
-            self._records.append(TuningRecord.from_json(record, by_index[index]))
+        for line, row in record_rows:
+            with _blamed(self.path_tuning_record, line):
+                expect_field(isinstance(row, list) and len(row) == 2 and is_int(row[0]),
+                             "line", "[workload index, record]", row)
+                if not 0 <= row[0] < len(by_index):
+                    raise TuningError(f"record names workload {row[0]}, but "
+                                      f"{self.path_workload} has {len(by_index)}")
+                self._records.append(TuningRecord.from_json(row[1], by_index[row[0]]))
+
+    def _workload_of_line(self, line: int, row) -> Workload:
+        with _blamed(self.path_workload, line):
+            return Workload.from_json(row)
+
+    def _scan_workloads(self) -> list:
+        """Rows of the workload file not read before, noted in the index."""
+        rows, offset, next_line = scan_json_lines(self.path_workload, *self._workload_scan)
+        self._workload_scan = (offset, next_line)
+        for line, row in rows:
+            with _blamed(self.path_workload, line):
+                shash = _workload_fields(row)[0]
+            self._index.setdefault(shash, self._workloads_on_file)
+            self._workloads_on_file += 1
+        return rows
 
     def _add_workload(self, workload: Workload) -> None:
-        append_json_line(self.path_workload, workload.as_json())
-        self._index[workload.shash] = self._workload_lines
-        self._workload_lines += 1
+        # under the lock, the workloads other processes added are read first, so the
+        # index this one gets is its line in the file whoever else appends
+        with LockedJSONLines(self.path_workload) as log:
+            self._scan_workloads()
+            if workload.shash not in self._index:
+                log.append(workload.as_json())
+                self._scan_workloads()
         super()._add_workload(workload)
 
     def commit_tuning_record(self, record: TuningRecord) -> None:
-        if record.workload.shash not in self._index:
+        if record.workload.shash not in self._workloads:
             raise TuningError(f"commit_tuning_record: workload {record.workload} was not "
                               "committed to this database; call commit_workload first")
         append_json_line(self.path_tuning_record,
@@ -324,51 +399,10 @@ class JSONDatabase(MemoryDatabase):
         self._records.append(record)
 
 
-def append_json_line(path: str, value) -> None:
-    """Append ``value`` as one JSON line with a single write, then fsync.
-
-    A regular-file ``write`` in append mode is not interleaved with other appends and
-    is not cut by a signal halfway in practice; should the kernel still write less
-    (disk full), the rest follows and a crash in between leaves a partial last line,
-    which :func:`read_json_lines` repairs.
-    """
-    data = (json.dumps(value, separators=(",", ":")) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+@contextlib.contextmanager
+def _blamed(path: str, line: int):
+    """A TuningError raised inside names ``path:line``."""
     try:
-        written = os.write(fd, data)
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def read_json_lines(path: str) -> list[tuple[int, object]]:
-    """``(line number, value)`` of every line of ``path`` ([] when it does not exist).
-
-    A last line without its newline is what a crash mid-append leaves: it is reported
-    with a DatabaseWarning and cut from the file, so the next append starts a clean
-    line. A broken line elsewhere raises TuningError naming ``path:line``.
-    """
-    if not os.path.exists(path):
-        return []
-    with open(path, "rb") as handle:
-        data = handle.read()
-    lines = data.split(b"\n")
-    tail = lines.pop()           # b"" when the file ends with a newline
-    rows = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, json.loads(line)))
-        except json.JSONDecodeError as err:
-            raise TuningError(f"{path}:{number}: not a JSON line ({err.msg}); the file was "
-                              "changed by something other than a tuning database") from None
-    if tail.strip():
-        warnings.warn(f"{path}: dropped a partial last line of {len(tail)} bytes (a write cut "
-                      f"off by a crash); {len(rows)} complete lines kept", DatabaseWarning,
-                      stacklevel=3)
-        with open(path, "r+b") as handle:
-            handle.truncate(len(data) - len(tail))
-    return rows
+        yield
+    except TuningError as err:
+        raise TuningError(f"{path}:{line}: {err}") from None

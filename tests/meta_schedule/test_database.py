@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -93,7 +94,7 @@ def test_record_of_an_uncommitted_workload_is_refused():
         db.commit_tuning_record(_record(Workload(matmul_module(32)), 1, 1e-3))
 
 
-def test_partial_last_line_is_reported_dropped_and_repaired(tmp_path):
+def test_partial_last_line_is_skipped_on_open_and_set_aside_on_append(tmp_path):
     db = JSONDatabase(work_dir=tmp_path)
     workload = db.commit_workload(matmul_module(32))
     db.commit_tuning_record(_record(workload, 1, 1e-3))
@@ -101,17 +102,104 @@ def test_partial_last_line_is_reported_dropped_and_repaired(tmp_path):
     line = path.read_bytes()
     with open(path, "ab") as handle:
         handle.write(line[:len(line) // 2])          # what a crash mid-write leaves
+    torn = path.read_bytes()
     with pytest.warns(DatabaseWarning, match="partial last line"):
         db = JSONDatabase(work_dir=tmp_path)
-    assert len(db) == 1 and path.read_bytes() == line
-    db.commit_tuning_record(_record(db.commit_workload(matmul_module(32)), 2, 2e-3))
-    assert len(JSONDatabase(work_dir=tmp_path)) == 2
+    assert len(db) == 1 and path.read_bytes() == torn           # reading changed nothing
+    with pytest.warns(DatabaseWarning, match="torn-1"):
+        db.commit_tuning_record(_record(db.commit_workload(matmul_module(32)), 2, 2e-3))
+    assert (tmp_path / "database_tuning_record.json.torn-1").read_bytes() == torn[len(line):]
+    assert path.read_bytes().startswith(line) and len(JSONDatabase(work_dir=tmp_path)) == 2
+
+
+def test_last_record_without_its_newline_is_kept(tmp_path):
+    db = JSONDatabase(work_dir=tmp_path)
+    workload = db.commit_workload(matmul_module(32))
+    for seed in (1, 2):
+        db.commit_tuning_record(_record(workload, seed, seed * 1e-3))
+    path = tmp_path / "database_tuning_record.json"
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    cut = path.read_bytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = JSONDatabase(work_dir=tmp_path)
+        assert len(again) == 2 and path.read_bytes() == cut
+        again.commit_tuning_record(_record(workload, 3, 3e-3))
+    assert path.read_bytes()[:len(cut) + 1] == cut + b"\n"         # the newline came first
+    assert [r.run_secs[0] for r in JSONDatabase(work_dir=tmp_path).get_all_tuning_records()
+            ] == [1e-3, 2e-3, 3e-3]
+    assert not list(tmp_path.glob("*.torn-*"))
 
 
 def test_broken_line_in_the_middle_names_file_and_line(tmp_path):
     (tmp_path / "database_workload.json").write_text("not json\n[]\n")
-    with pytest.raises(TuningError, match=r"database_workload.json:1: not a JSON line"):
+    with pytest.raises(TuningError, match=r"database_workload.json:1: expected a JSON value"):
         JSONDatabase(work_dir=tmp_path)
+
+
+def _record_line(tmp_path, edit):
+    """A database of one record whose line ``edit`` changes (a function of the row)."""
+    db = JSONDatabase(work_dir=tmp_path)
+    db.commit_tuning_record(_record(db.commit_workload(matmul_module(16)), 1, 1e-3))
+    path = tmp_path / "database_tuning_record.json"
+    row = json.loads(path.read_bytes())
+    path.write_bytes(edit(row) if callable(edit) else edit)
+
+
+def _set(position, value):
+    def edit(row):
+        row[1][position] = value
+        return json.dumps(row).encode() + b"\n"
+    return edit
+
+
+@pytest.mark.parametrize("edit, message", [
+    (b'[0,[{"insts":[]},[1e-3],"llvm",null]]\n\xff\xfe\n',
+     r":2: expected UTF-8 text, found the byte 0xff at column 1"),
+    (_set(1, ["0.001"]), r":1: run_secs: expected a list of numbers or null, found \["),
+    (_set(1, 0.001), r":1: run_secs: expected a list of numbers or null, found 0.001"),
+    (_set(1, [True]), r":1: run_secs: expected a list of numbers or null, found \[true\]"),
+    (_set(2, 7), r":1: target: expected a string or null, found 7"),
+    (_set(3, {"a": 1}), r":1: args_info: expected a list or null"),
+    (_set(0, ["insts"]), r":1: trace: expected an object"),
+    (_set(0, {"insts": [["Split", 3]]}), r":1: trace: expected instructions"),
+    (lambda row: json.dumps(row[1]).encode() + b"\n", r":1: line: expected \[workload index"),
+    (lambda row: json.dumps([row[0]]).encode() + b"\n", r":1: line: expected \[workload index"),
+    (lambda row: json.dumps(["0", row[1]]).encode() + b"\n", r":1: line: expected"),
+    (lambda row: json.dumps([0, row[1][:2]]).encode() + b"\n", r":1: record: expected \[trace"),
+    (lambda row: json.dumps([3, row[1]]).encode() + b"\n", r":1: record names workload 3"),
+])
+def test_malformed_record_line_names_file_line_and_field(tmp_path, edit, message):
+    _record_line(tmp_path, edit)
+    with pytest.raises(TuningError, match=r"database_tuning_record.json" + message):
+        JSONDatabase(work_dir=tmp_path)
+
+
+@pytest.mark.parametrize("line, message", [
+    (b'["12", 5]', "TVMScript: expected a string, found 5"),
+    (b'["twelve", ""]', 'structural hash: expected an integer, found "twelve"'),
+    (b'{"12": ""}', "workload: expected \\[structural hash, TVMScript text\\]"),
+])
+def test_malformed_workload_line_names_file_line_and_field(tmp_path, line, message):
+    (tmp_path / "database_workload.json").write_bytes(line + b"\n")
+    with pytest.raises(TuningError, match=r"database_workload.json:1: " + message):
+        JSONDatabase(work_dir=tmp_path)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1e-3, float("nan"), float("inf")])
+def test_zero_negative_or_nan_time_is_never_the_best(tmp_path, bad):
+    db = JSONDatabase(work_dir=tmp_path)
+    workload = db.commit_workload(matmul_module(32))
+    db.commit_tuning_record(_record(workload, 1, 5e-3))
+    db.commit_tuning_record(TuningRecord(_scheduled(workload.mod, 2).trace, workload,
+                                         [bad, 1e-3], TARGET, ARGS))
+    for database in (db, JSONDatabase(work_dir=tmp_path)):        # also read back from file
+        workload = database.commit_workload(matmul_module(32))
+        assert [r.run_secs[0] for r in database.get_top_k(workload, 5)] == [5e-3]
+        assert database.query_tuning_record(matmul_module(32), TARGET).run_secs[0] == 5e-3
+        assert_structural_equal(database.query(matmul_module(32), TARGET, kind="ir_module"),
+                                _scheduled(matmul_module(32), 1).mod)
+        assert len(database) == 2
 
 
 def test_missing_files_refused_when_asked(tmp_path):
