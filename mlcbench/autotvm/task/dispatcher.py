@@ -98,15 +98,15 @@ class ApplyHistoryBest(DispatchContext):
         self.load(records)
 
     def load(self, records) -> None:
-        from ..record import load_from_file
+        from ..record import load_from_file, mean_cost
         if isinstance(records, str):
             records = load_from_file(records)
         elif isinstance(records, (list, tuple)) and records and isinstance(records[0], str):
             records = [r for name in records for r in load_from_file(name)]
         for inp, res in records:
-            if res.error_no != 0:
+            cost = mean_cost(res)
+            if cost is None:          # failed, or a zero, negative or NaN time
                 continue
-            cost = sum(res.costs) / len(res.costs)
             for table, key in ((self.best_by_target, (_target_kind(inp.target), inp.workload)),
                                (self.best_by_workload, inp.workload)):
                 if key not in table or cost < table[key][0]:
