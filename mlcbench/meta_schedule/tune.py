@@ -11,10 +11,15 @@ The course's example::
 
 Records go to ``work_dir`` as JSON lines as they are measured; running the same call
 again after a crash or Ctrl-C keeps every earlier record and never measures one of
-those programs again. Each call runs up to ``max_trials_global`` new trials.
+those programs again. Each call runs up to ``max_trials_global`` new trials, and says
+what it resumed from::
+
+    resumed 24 records of 2 workloads from ./tune_tmp; they do not count against
+    max_trials_global=64: the search measures up to 64 new programs, none of those 24
 """
 from __future__ import annotations
 
+import os
 import random
 
 from ..ir.errors import TuningError
@@ -99,6 +104,10 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
         raise TuningError(f"max_trials_global and num_trials_per_iter must be >= 1, found "
                           f"{max_trials_global} and {num_trials_per_iter}")
     database = _as_database(database, work_dir)
+    if isinstance(database, JSONDatabase) and len(database):
+        where = work_dir if work_dir is not None else os.path.dirname(
+            database.path_tuning_record)
+        print(resume_message(database, where, max_trials_global))
     owned = []
     if builder == "local":
         builder = LocalBuilder()
@@ -121,6 +130,16 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
         for part in owned:
             part.shutdown()
     return database
+
+
+def resume_message(database: Database, work_dir, max_trials_global: int) -> str:
+    """What a tuning call found on file before it starts, and how the budget counts it."""
+    records = database.get_all_tuning_records()
+    workloads = len({record.workload.shash for record in records})
+    return (f"resumed {len(records)} records of {workloads} workload"
+            f"{'s' if workloads != 1 else ''} from {work_dir}; they do not count against "
+            f"max_trials_global={max_trials_global}: the search measures up to "
+            f"{max_trials_global} new programs, none of those {len(records)}")
 
 
 def _as_database(database, work_dir) -> Database:

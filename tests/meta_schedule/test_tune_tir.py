@@ -207,3 +207,15 @@ def test_bad_arguments_are_explained(tmp_path):
     with pytest.raises(TuningError, match="must be >= 1"):
         ms.tune_tir(matmul_module(8), TARGET, str(tmp_path), 0, space=stochastic_schedule_mm,
                     strategy="replay-trace")
+
+
+def test_resuming_says_what_it_found_and_how_the_budget_counts_it(tmp_path, capsys):
+    _fake_tune(tmp_path, FakeMeasurer(), 8, n=32)
+    assert "resumed" not in capsys.readouterr().out                  # nothing to resume
+    _fake_tune(tmp_path, FakeMeasurer(), 4, n=16)
+    assert "resumed 8 records of 1 workload from" in capsys.readouterr().out
+    database = _fake_tune(tmp_path, FakeMeasurer(), 4, n=32)
+    assert (f"resumed 12 records of 2 workloads from {tmp_path}; they do not count against "
+            "max_trials_global=4: the search measures up to 4 new programs, none of those 12"
+            in capsys.readouterr().out)
+    assert len(database) == 16
