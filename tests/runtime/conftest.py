@@ -11,6 +11,7 @@ import itertools
 import llvmlite.binding as llvm
 import pytest
 
+from mlcbench.codegen.llvm.jit import JITLibrary
 from mlcbench.runtime import METADATA_SYMBOL, KernelSpec, Module, ParamSpec, encode_metadata
 
 _names = itertools.count()
@@ -72,8 +73,9 @@ def jit_module(ir_body: str, specs, with_metadata: bool = True, pointer_metadata
     for spec in specs:
         builder.export_symbol(spec.symbol)
     tracker = builder.link(lljit, f"mlcbench_test_{next(_names)}")
-    kernels = {spec.name: (spec, tracker[spec.symbol]) for spec in specs}
-    return Module(kernels, keepalive=(lljit, tracker), artifact=IRArtifact(ir_text))
+    library = JITLibrary(lljit, tracker, {spec.symbol: tracker[spec.symbol] for spec in specs})
+    kernels = {spec.name: (spec, library.addresses[spec.symbol]) for spec in specs}
+    return Module(kernels, keepalive=library, artifact=IRArtifact(ir_text))
 
 
 def buffer(name, shape, dtype="float32"):

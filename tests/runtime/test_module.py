@@ -59,10 +59,11 @@ def test_bad_kernel_table_rejected():
 def test_function_keeps_jit_engine_alive(make_module):
     module = make_module()
     func = module["add_one"]
-    engine = weakref.ref(module._keepalive[1])
-    del module
+    library = module._keepalive
+    engine = weakref.ref(library)
+    del module, library
     gc.collect()
-    assert engine() is not None  # the PackedFunc still holds it
+    assert engine() is not None and not engine().released  # the PackedFunc still holds it
     a, b = nd.array(np.full(16, 2, "float32")), nd.empty((16,))
     func(a, b)
     assert b.numpy().tolist() == [3.0] * 16

@@ -9,17 +9,16 @@ call time instead).
 from __future__ import annotations
 
 import ctypes
-import itertools
 import threading
-from dataclasses import dataclass
 from functools import lru_cache
 
 import llvmlite.binding as llvm
+from llvmlite.binding import ffi
 
 from ...ir.errors import CodegenError
+from .jit import JITLibrary, jit_link  # noqa: F401  (linking lives in jit.py)
 
 _lock = threading.Lock()
-_library_ids = itertools.count()
 
 
 @lru_cache(maxsize=None)
@@ -67,7 +66,20 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
     options.loop_unrolling = True
     options.loop_interleaving = False
     builder = llvm.create_pass_builder(machine, options)
-    builder.getModulePassManager().run(module, builder)
+    passes = builder.getModulePassManager()
+    try:
+        passes.run(module, builder)
+    finally:
+        _dispose_module_passes(passes)
+
+
+def _dispose_module_passes(passes) -> None:
+    """Free a pass pipeline: llvmlite 0.50's ``ModulePassManager`` never does (its
+    ``_dispose`` resolves to the no-op of ``ObjectRef``, first in its bases), which
+    leaked the whole -O3 pipeline and what its passes kept, about 75 KB per build."""
+    if not passes.closed:
+        ffi.lib.LLVMPY_DisposeNewModulePassManger(passes)
+        passes.detach()
 
 
 class LLVMArtifact:
@@ -132,21 +144,6 @@ def compile_ir(ir_text: str, target, name: str = "module") -> LLVMArtifact:
     return LLVMArtifact(module, machine, ir_text)
 
 
-@dataclass
-class JITLibrary:
-    """Addresses of the exported kernel symbols; valid while ``tracker`` is alive."""
-    addresses: dict
-    tracker: object
-
-
-@lru_cache(maxsize=None)
-def _process_jit() -> llvm.LLJIT:
-    """One ORC JIT for the process; libraries are linked into it and unloaded with their
-    ResourceTracker. It is never freed, so no kernel address outlives its engine."""
-    initialize_llvm()
-    return llvm.create_lljit_compiler()
-
-
 @lru_cache(maxsize=None)
 def _process_namespace() -> ctypes.CDLL:
     return ctypes.CDLL(None)
@@ -166,18 +163,3 @@ def check_externals_resolve(artifact: LLVMArtifact, label: str) -> None:
     if missing:
         raise CodegenError(f"{label}: the generated code calls {missing}, which no library "
                            "loaded in this process defines (a misspelled T.call_extern name?)")
-
-
-def jit_link(object_bytes: bytes, symbols, label: str = "lib") -> JITLibrary:
-    """Link an object into the process and look up ``symbols``."""
-    builder = llvm.JITLibraryBuilder().add_object_img(object_bytes).add_current_process()
-    for symbol in symbols:
-        builder.export_symbol(symbol)
-    library_name = f"mlcbench_{label}_{next(_library_ids)}"
-    with _lock:
-        try:
-            tracker = builder.link(_process_jit(), library_name)
-        except RuntimeError as err:
-            raise CodegenError(f"linking the compiled code of {label!r} failed (an extern "
-                               f"function the process does not provide?): {err}") from None
-    return JITLibrary({s: tracker[s] for s in symbols}, tracker)
