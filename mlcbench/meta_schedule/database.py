@@ -139,11 +139,13 @@ class TuningRecord:
                      run_secs)
         expect_field(target is None or isinstance(target, str), "target",
                      "a string or null", target)
+        if target is not None:
+            _check_target(target)
         expect_field(args is None or isinstance(args, list), "args_info", "a list or null",
                      args)
         expect_field(error_msg is None or isinstance(error_msg, str), "error_msg",
                      "a string", error_msg)
-        args_info = None if args is None else [ArgInfo.from_json(a) for a in args]
+        args_info = None if args is None else _args_info_from_json(args)
         return TuningRecord(_trace_from_json(trace), workload, run_secs, target, args_info,
                             error_msg)
 
@@ -170,16 +172,50 @@ def _workload_fields(json_obj) -> tuple[int, str]:
     return int(shash), text
 
 
+@functools.lru_cache(maxsize=64)
+def _check_target(text: str) -> None:
+    try:
+        Target(text)
+    except MLCBenchError as err:
+        raise TuningError(f"target: {err}") from None
+
+
+def _args_info_from_json(args) -> list:
+    for arg in args:
+        expect_field(isinstance(arg, list) and len(arg) == 3 and arg[0] == "TENSOR"
+                     and isinstance(arg[1], str) and isinstance(arg[2], list)
+                     and all(is_int(d) and d >= 0 for d in arg[2]), "args_info",
+                     '["TENSOR", dtype, [sizes]] per argument', args)
+    return [ArgInfo.from_json(a) for a in args]
+
+
+def _is_primitive(kind) -> bool:
+    """A trace names schedule primitives only: a file cannot reach another attribute."""
+    return isinstance(kind, str) and not kind.startswith("_") and callable(
+        getattr(Schedule, kind, None))
+
+
 def _trace_from_json(json_obj) -> Trace:
-    expect_field(isinstance(json_obj, dict) and isinstance(json_obj.get("insts"), list),
-                 "trace", 'an object {"insts": [...], "decisions": [...]}', json_obj)
+    expected = ('{"insts": [[kind, inputs, attrs, outputs], ...], '
+                '"decisions": [[instruction index, decision], ...]}')
+    expect_field(isinstance(json_obj, dict) and isinstance(json_obj.get("insts"), list)
+                 and isinstance(json_obj.get("decisions", []), list), "trace", expected,
+                 json_obj)
+    for inst in json_obj["insts"]:
+        expect_field(isinstance(inst, list) and len(inst) == 4 and _is_primitive(inst[0])
+                     and all(isinstance(part, list) for part in inst[1:]),
+                     "trace instruction", "[schedule primitive, inputs, attrs, outputs]", inst)
+    for decision in json_obj.get("decisions", []):
+        expect_field(isinstance(decision, list) and len(decision) == 2 and is_int(decision[0])
+                     and 0 <= decision[0] < len(json_obj["insts"]), "trace decision",
+                     "[instruction index, decision]", decision)
     try:
         return Trace.from_json(json_obj)
     except MLCBenchError as err:
         raise TuningError(f"trace: {err}") from None
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
-        raise TuningError(f"trace: expected instructions [kind, inputs, attrs, outputs], "
-                          f"found a malformed one ({type(err).__name__}: {err})") from None
+        raise TuningError(f"trace: expected {expected}, found a malformed one "
+                          f"({type(err).__name__}: {err})") from None
 
 
 def latest_per_trace(records) -> list[TuningRecord]:
