@@ -17,12 +17,14 @@ not all positive and finite is never the best one (:func:`mean_cost`)::
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 
-from ..ir.errors import TuningError
+from ..ir.errors import MLCBenchError, TuningError
 from ..meta_schedule.json_lines import (append_json_line, expect_field, is_int, is_number,
                                         read_json_lines)
+from ..target import Target
 from .measure import MeasureInput, MeasureResult
 from .task.space import ConfigEntity
 from .task.task import Task, as_workload
@@ -58,6 +60,7 @@ def from_json(row) -> tuple:
     expect_field(isinstance(inp, list) and len(inp) == 4 and isinstance(inp[0], str)
                  and isinstance(inp[1], str) and isinstance(inp[2], list), "input",
                  "[target, task name, [arguments], {}]", inp)
+    _check_target(inp[0])
     _check_config(config)
     expect_field(isinstance(result, list) and len(result) == 4 and is_int(result[1])
                  and is_number(result[2]) and is_number(result[3]), "result",
@@ -74,6 +77,14 @@ def from_json(row) -> tuple:
 
 _ENTITY_VALUES = {"sp": (is_int, "a list of integers"), "re": (is_int, "a list of integers"),
                   "an": (lambda v: isinstance(v, str), "a list of strings")}
+
+
+@functools.lru_cache(maxsize=64)
+def _check_target(text: str) -> None:
+    try:
+        Target(text)
+    except MLCBenchError as err:
+        raise TuningError(f"input target: {err}") from None
 
 
 def _check_config(config) -> None:

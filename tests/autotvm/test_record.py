@@ -89,6 +89,7 @@ def _set(*path_and_value):
      r"config knob 'tile_y' \(sp\): expected a list of integers, found \[\"-1\""),
     (_set("config", "entity", 0, ["tile_y", "sp"]), r"config entity: expected \[knob name"),
     (_set("input", "llvm"), r"input: expected \[target, task name"),
+    (_set("input", 0, "notatarget"), r"input target: unknown target kind 'notatarget'"),
     (_set("input", 2, "32,32,32"), r"input: expected \[target, task name"),
     (lambda row: row.pop("result"), r"record: expected an object with"),
 ])
