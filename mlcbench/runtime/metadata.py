@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..ir.dtype import dtype as as_dtype
 from ..ir.errors import RuntimeError_
+from .access_checks import AccessCheck
 
 METADATA_SYMBOL = "__mlcbench_metadata"
 """Global symbol holding the NUL-terminated JSON metadata in an exported ``.so``.
@@ -59,33 +60,47 @@ class ParamSpec:
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """A compiled function: user-facing ``name``, C ``symbol``, parameters, symbolic dims."""
+    """A compiled function: user-facing ``name``, C ``symbol``, parameters, symbolic dims,
+    and the index ranges to check against scalar arguments before each call
+    (:mod:`~mlcbench.runtime.access_checks`)."""
 
     name: str
     symbol: str
     params: tuple
     shape_vars: tuple = ()
+    access_checks: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "params", tuple(self.params))
         object.__setattr__(self, "shape_vars", tuple(str(v) for v in self.shape_vars))
+        object.__setattr__(self, "access_checks", tuple(self.access_checks))
         for param in self.params:
             if not isinstance(param, ParamSpec):
                 raise RuntimeError_(f"KernelSpec {self.name!r}: params must be ParamSpec, "
                                     f"found {type(param).__name__}")
+        buffers = {p.name for p in self.params if p.kind == "buffer"}
+        for check in self.access_checks:
+            if not isinstance(check, AccessCheck) or check.buffer not in buffers:
+                raise RuntimeError_(f"KernelSpec {self.name!r}: access check {check!r} must "
+                                    f"be an AccessCheck of one of the buffers {sorted(buffers)}")
 
 
 def _spec_to_json(spec: KernelSpec) -> dict:
     params = [{"name": p.name, "kind": p.kind, "dtype": p.dtype, "shape": list(p.shape)}
               for p in spec.params]
-    return {"name": spec.name, "symbol": spec.symbol, "params": params,
-            "shape_vars": list(spec.shape_vars)}
+    entry = {"name": spec.name, "symbol": spec.symbol, "params": params,
+             "shape_vars": list(spec.shape_vars)}
+    if spec.access_checks:
+        entry["access_checks"] = [check.to_json() for check in spec.access_checks]
+    return entry
 
 
 def _spec_from_json(entry: dict) -> KernelSpec:
     params = tuple(ParamSpec(p["name"], p["kind"], p["dtype"], tuple(p["shape"]))
                    for p in entry["params"])
-    return KernelSpec(entry["name"], entry["symbol"], params, tuple(entry.get("shape_vars", ())))
+    checks = tuple(AccessCheck.from_json(c) for c in entry.get("access_checks", ()))
+    return KernelSpec(entry["name"], entry["symbol"], params, tuple(entry.get("shape_vars", ())),
+                      checks)
 
 
 def encode_metadata(specs) -> bytes:

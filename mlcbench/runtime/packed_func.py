@@ -12,7 +12,8 @@ Buffers accept an :class:`~mlcbench.runtime.ndarray.NDArray`, or a numpy array t
 C-contiguous and writeable (passed without copying). Scalars accept Python
 ``int``/``float``/``bool`` and numpy scalars. A symbolic dimension (a name in a
 ``ParamSpec.shape``) takes its value from the first buffer that has it, and every later
-buffer must agree.
+buffer must agree. Where a loop bound or an index comes from a scalar argument, the
+index range it gives must lie inside its buffer (:mod:`.access_checks`).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import ctypes
 import numpy as np
 
 from ..ir.errors import RuntimeError_
+from .access_checks import check_accesses
 from .errors import ArgumentTypeError, ArgumentValueError
 from .metadata import KernelSpec, ParamSpec
 from .ndarray import NDArray
@@ -155,7 +157,8 @@ class PackedFunc:
     is kept alive as long as this object lives.
     """
 
-    __slots__ = ("spec", "_cfunc", "_keepalive", "_checkers", "_shape_vars", "__weakref__")
+    __slots__ = ("spec", "_cfunc", "_keepalive", "_checkers", "_shape_vars", "_access_checks",
+                 "_buffer_shapes", "_scalar_positions", "__weakref__")
 
     def __init__(self, spec: KernelSpec, address: int, keepalive=None):
         if not isinstance(address, int) or address == 0:
@@ -174,6 +177,10 @@ class PackedFunc:
             _buffer_checker(spec.name, p) if p.kind == "buffer"
             else _scalar_checker(spec.name, p, dim_names) for p in spec.params)
         self._shape_vars = spec.shape_vars
+        self._access_checks = spec.access_checks
+        self._buffer_shapes = {p.name: p.shape for p in spec.params if p.kind == "buffer"}
+        self._scalar_positions = tuple((k, p.name) for k, p in enumerate(spec.params)
+                                       if p.kind == "scalar")
 
     @property
     def name(self) -> str:
@@ -187,8 +194,16 @@ class PackedFunc:
                                      f"arguments ({names}), found {len(args)}")
         dims: dict = {}
         converted = [check(arg, dims) for check, arg in zip(self._checkers, args)]
+        if self._access_checks:
+            self._check_access_ranges(converted, dims)
         converted.extend(dims[name][0] for name in self._shape_vars)
         return tuple(converted)
+
+    def _check_access_ranges(self, converted: list, dims: dict) -> None:
+        """Index ranges that scalar arguments decide must lie inside their buffers."""
+        values = {name: value for name, (value, _) in dims.items()}
+        values.update((name, converted[k]) for k, name in self._scalar_positions)
+        check_accesses(self.spec.name, self._access_checks, self._buffer_shapes, values)
 
     def call_converted(self, converted: tuple) -> None:
         """Run the machine code on arguments already passed through :meth:`convert_args`."""

@@ -25,6 +25,7 @@ from ..runtime.metadata import KernelSpec, ParamSpec, encode_metadata
 from ..runtime.module import Module
 from ..target import Target
 from . import expr as E
+from .analysis.scalar_access import scalar_access_checks
 from .function import PrimFunc
 
 __all__ = ["as_module", "build", "build_lowered", "kernel_spec", "kernel_symbol", "lower",
@@ -120,7 +121,8 @@ def kernel_spec(name: str, symbol: str, func: PrimFunc) -> KernelSpec:
             continue
         shape = tuple(_dim_spec(name, buffer, d, names) for d in buffer.shape)
         params.append(ParamSpec(buffer.name, "buffer", str(buffer.dtype), shape))
-    return KernelSpec(name, symbol, tuple(params), tuple(names[v] for v in shape_vars))
+    checks = scalar_access_checks(func, names)
+    return KernelSpec(name, symbol, tuple(params), tuple(names[v] for v in shape_vars), checks)
 
 
 def _dim_spec(func_name: str, buffer, dim, names: dict):
