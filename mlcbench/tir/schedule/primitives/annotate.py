@@ -1,12 +1,17 @@
 """Loop kinds and annotations: parallel, vectorize, unroll, annotate, unannotate.
 
-``parallel``/``vectorize`` require that every block below binds the loop only to
-spatial iter vars: running reduction steps at once would race on the accumulator.
+``parallel``/``vectorize`` require, as TVM does, that every block below binds the loop
+only to spatial iter vars: running reduction steps at once would race on the
+accumulator. They also require that no iteration writes an element another iteration
+reads or writes (see ``loop_overlap``): a block that indexes with the loop variable
+directly, or whose "spatial" iter var reads a neighbour's result, carries a dependence
+from one iteration to the next.
 """
 from __future__ import annotations
 
 from ..errors import fail
 from ..ir_utils import block_realizes_under, find_block, find_loop, replace_stmts, uses_any
+from .loop_overlap import find_overlap
 from ...expr import Var
 from ...function import PrimFunc
 from ...stmt import ForKind, IterType
@@ -26,11 +31,36 @@ def _check_spatial_only(func, primitive: str, loop) -> None:
                      func, loops=[loop.loop_var], blocks=[realize.block.name_hint])
 
 
+def _check_iterations_disjoint(func, primitive: str, located) -> None:
+    loop = located.node
+    found = find_overlap(loop, located.parents)
+    if found is None:
+        return
+    w, o = found.write, found.other
+    name = loop.loop_var.name
+    verb = "writes" if o.kind == "writes" else "reads"
+    fail(primitive, f"iterations of loop {name!r} overlap on buffer "
+         f"{w.declared.buffer.name!r}: block {w.block!r} writes {w.declared} and block "
+         f"{o.block!r} {o.kind} {o.declared}; iteration {_where(found.first)} writes "
+         f"{found.first_region} and iteration {_where(found.second)} {verb} "
+         f"{found.second_region}. Only a loop whose iterations touch disjoint elements "
+         f"(or only read the same ones) can be {_VERB[primitive]}",
+         func, loops=[loop.loop_var], blocks=sorted({w.block, o.block}))
+
+
+def _where(values: dict) -> str:
+    first, *rest = values.items()
+    text = f"{first[0]}={first[1]}"
+    return text + (f" ({', '.join(f'{k}={v}' for k, v in rest)})" if rest else "")
+
+
 def set_loop_kind(func: PrimFunc, loop_var: Var, kind: ForKind, primitive: str) -> PrimFunc:
     """Mark a loop parallel / vectorized / unrolled / serial."""
-    loop = find_loop(func, loop_var, primitive).node
+    located = find_loop(func, loop_var, primitive)
+    loop = located.node
     if kind in (ForKind.PARALLEL, ForKind.VECTORIZED):
         _check_spatial_only(func, primitive, loop)
+        _check_iterations_disjoint(func, primitive, located)
     if loop.kind not in (ForKind.SERIAL, kind) and kind != ForKind.SERIAL:
         fail(primitive, f"loop {loop_var.name!r} is already {loop.kind.value}", func,
              loops=[loop_var])
