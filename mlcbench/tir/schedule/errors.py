@@ -2,8 +2,9 @@
 
 Example message::
 
-    split: the factors [32, 4] multiply to 128, less than the extent 129 of loop 'j'.
-    129 is not divisible by 4; pass factors=[None, 4] to get a predicate, or use 3 x 43.
+    split: argument 'factors': the factors [32, 4] multiply to 128, less than the
+    extent 129 of loop 'j'. 129 is not divisible by 4; pass factors=[None, 4] to get a
+    predicate, or use 3 x 43.
 
         for i, j in T.grid(128, 129):   # <-- here
             ...

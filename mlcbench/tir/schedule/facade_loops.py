@@ -5,6 +5,8 @@ function together with one trace instruction.
 """
 from __future__ import annotations
 
+import numbers
+
 from ..stmt import BlockRealize, For, ForKind
 from .ir_utils import child_block_realizes, find_block
 from .primitives import annotate as ann_prims
@@ -82,11 +84,17 @@ class LoopMixin:
     def split(self, loop, factors, preserve_unit_iters: bool = True) -> list:
         """Split ``loop`` by ``factors`` (one may be None); returns the new loops."""
         func_name, var = self._loop(loop, "split")
+        if not isinstance(factors, (list, tuple)):
+            from ...ir.errors import ScheduleError
+            raise ScheduleError(f"split: argument 'factors': expected a list of positive "
+                                f"integers or None, found {type(factors).__name__} {factors!r}")
         values = [self._value(f) for f in factors]
         new_func, new_vars = loop_prims.split(self._mod[func_name], var, values)
         outs = [self._new_loop_rv(func_name, v) for v in new_vars]
+        # numpy integers are recorded as ints so the trace prints and serializes plainly
+        recorded = [int(f) if isinstance(f, numbers.Integral) else f for f in factors]
         self._commit(func_name, new_func, "split", inputs=(("loop", loop),
-                     ("factors", list(factors))), attrs=(("preserve_unit_iters",
+                     ("factors", recorded)), attrs=(("preserve_unit_iters",
                                                           preserve_unit_iters),),
                      outputs=outs)
         return outs

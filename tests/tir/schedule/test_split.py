@@ -1,9 +1,12 @@
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError
-from schedule_testing import check_after, check_numeric, check_refused
+from schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
 
 
 @T.prim_func
@@ -65,8 +68,16 @@ def test_split_refuses_too_small_product_and_suggests_fix():
     assert "for i, j in T.grid(128, 130):  # <-- here" in text
 
 
-@pytest.mark.parametrize("factors, match", [([None, None], "at most one factor"),
-                                             ([0, None], "positive integers")])
+@pytest.mark.parametrize("factors, match", [
+    ([None, None], "argument 'factors': at most one factor may be None .inferred., found 2"),
+    ([0, None], "argument 'factors': factor 0 at position 0 is not positive"),
+    ([None, -4], "argument 'factors': factor -4 at position 1 is not positive"),
+    ([4.0, None], "argument 'factors': factor 4.0 at position 0 is a float"),
+    (["4", None], "argument 'factors': factor '4' at position 0 is a str"),
+    ([True, None], "argument 'factors': factor True at position 0 is a bool"),
+    ([], "argument 'factors': expected at least one factor, found \\[\\]"),
+    (4, "argument 'factors': expected a list of positive integers or None, found int 4"),
+])
 def test_split_refuses_bad_factors(factors, match):
     sch = Schedule(scale)
     _, j = sch.get_loops("B")
@@ -78,3 +89,83 @@ def test_split_loop_handle_is_gone_afterwards():
     _, j = sch.get_loops("B")
     sch.split(j, factors=[None, 2])
     check_refused(sch, lambda s: s.split(j, factors=[None, 2]), "no longer in the function")
+
+
+@T.prim_func
+def matmul64(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+             C: T.Buffer((64, 64), "float32")):
+    for i, j, k in T.grid(64, 64, 64):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@pytest.mark.parametrize("factors, match", [
+    ([2**31, None], "argument 'factors': factor 2147483648 at position 0 exceeds the largest "
+                    "int32 \\(2147483647\\), the index type of loop 'i' \\(extent 64\\)"),
+    ([None, 2**31], "factor 2147483648 at position 1 exceeds the largest int32"),
+    ([2**16, 2**16], "argument 'factors': the factors \\[65536, 65536\\] multiply to "
+                     "4294967296, beyond the int32 range of loop 'i' \\(extent 64\\)"),
+])
+def test_split_refuses_factors_that_overflow_the_index_type(factors, match):
+    sch = Schedule(matmul64)
+    i, _, _ = sch.get_loops("C")
+    check_refused(sch, lambda s: s.split(i, factors=factors), match)
+
+
+def test_split_product_just_inside_the_index_type_is_kept():
+    sch = Schedule(matmul64)
+    i, _, _ = sch.get_loops("C")
+    loops = sch.split(i, factors=[2**15, 2**16, None])      # largest index 2**31 - 1
+    assert [sch.get(lp).extent.value for lp in loops] == [2**15, 2**16, 1]
+    assert "T.where(i_0 * 65536 + i_1 + i_2 < 64)" in sch.mod["main"].script()
+
+
+def test_split_factor_above_the_extent_is_exact():
+    sch = Schedule(matmul64)
+    i, _, _ = sch.get_loops("C")
+    outer, inner = sch.split(i, factors=[100, None])
+    assert (sch.get(outer).extent.value, sch.get(inner).extent.value) == (100, 1)
+    check_trace_roundtrip(matmul64, sch)
+    check_numeric(sch.mod["main"], lambda a, b, c: a @ b)
+
+
+def test_split_accepts_numpy_integers_and_records_plain_ints():
+    sch = Schedule(matmul64)
+    i, _, _ = sch.get_loops("C")
+    sch.split(i, factors=[np.int64(8), None])
+    assert "factors=[8, None]" in str(sch.trace)
+    check_trace_roundtrip(matmul64, sch)
+
+
+@T.prim_func
+def add_one_100(A: T.Buffer((100,), "float32"), B: T.Buffer((100,), "float32")):
+    for i in range(100):
+        with T.block("B"):
+            vi = T.axis.spatial(100, i)
+            B[vi] = A[vi] + T.float32(1)
+
+
+_factor = st.one_of(st.none(), st.integers(-2, 300), st.sampled_from([2**31 - 1, 2**31, 2**40]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(factors=st.lists(_factor, min_size=1, max_size=3))
+def test_split_factors_are_refused_or_exact(factors):
+    """Whatever the factors, split either refuses them with the schedule unchanged or
+    gives loops of the stated sizes that compute A + 1."""
+    sch = Schedule(add_one_100)
+    (i,) = sch.get_loops("B")
+    known = math.prod(f for f in factors if f is not None)
+    sizes = [-(-100 // known) if f is None else f for f in factors] if known > 0 else None
+    legal = (factors.count(None) <= 1 and all(f is None or f > 0 for f in factors)
+             and max(sizes) < 2**31 and 100 <= math.prod(sizes) <= 2**31)
+    if not legal:
+        check_refused(sch, lambda s: s.split(i, factors=factors), "split: argument 'factors'")
+        return
+    loops = sch.split(i, factors=factors)
+    assert [sch.get(lp).extent.value for lp in loops] == sizes
+    if math.prod(sizes) <= 1 << 16:          # running 2**31 empty iterations is too slow
+        check_numeric(sch.mod["main"], lambda a, b: a + 1)

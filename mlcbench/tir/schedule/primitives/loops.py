@@ -9,6 +9,7 @@ Before / after ``split(j, [None, 4])`` on ``for j in range(128)``::
 from __future__ import annotations
 
 import math
+import numbers
 
 from ..errors import fail
 from ..ir_utils import (block_realizes_under, const_int, find_block, find_loop, replace_stmts)
@@ -37,27 +38,69 @@ def _divisor_hint(extent: int, inner: int) -> str:
     return hint + "."
 
 
+def _bad_factor(func, loop: For, rule: str):
+    fail("split", f"argument 'factors': {rule}", func, loops=[loop.loop_var])
+
+
+def _plain_factors(func, loop: For, factors) -> list:
+    """Factors as Python ints (or None): positive, integral, and at most one None."""
+    if not factors:
+        _bad_factor(func, loop, "expected at least one factor, found []")
+    plain = []
+    for pos, factor in enumerate(factors):
+        if factor is not None and (isinstance(factor, bool)
+                                   or not isinstance(factor, numbers.Integral)):
+            _bad_factor(func, loop, f"factor {factor!r} at position {pos} is a "
+                        f"{type(factor).__name__}; factors must be positive integers or None")
+        if factor is not None and factor <= 0:
+            _bad_factor(func, loop, f"factor {factor} at position {pos} is not positive; "
+                        "factors must be positive integers or None")
+        plain.append(None if factor is None else int(factor))
+    if plain.count(None) > 1:
+        _bad_factor(func, loop, f"at most one factor may be None (inferred), found "
+                    f"{plain.count(None)} in {plain}")
+    return plain
+
+
+def _check_fits_index_type(func, loop: For, sizes: list, extent: int) -> None:
+    """The split loops compute ``i_0 * s_0 + i_1 * s_1 + ...`` in the loop's index type;
+    its largest value, the product minus one, must not overflow. Factors above the
+    extent are otherwise kept (the predicate ``< extent`` makes them exact)."""
+    dtype = loop.loop_var.dtype
+    limit = (1 << (dtype.bits - 1)) - 1
+    name = loop.loop_var.name
+    for pos, size in enumerate(sizes):
+        if size > limit:
+            _bad_factor(func, loop, f"factor {size} at position {pos} exceeds the largest "
+                        f"{dtype} ({limit}), the index type of loop {name!r} (extent "
+                        f"{extent}); no factor above the extent {extent} is needed")
+    total = math.prod(sizes)
+    if total - 1 > limit:
+        _bad_factor(func, loop, f"the factors {sizes} multiply to {total}, beyond the "
+                    f"{dtype} range of loop {name!r} (extent {extent}): the split index "
+                    f"would overflow. Choose factors whose product is between {extent} and "
+                    f"{limit + 1}")
+
+
 def _infer_factors(func, loop: For, factors) -> list:
+    factors = _plain_factors(func, loop, factors)
     extent = const_int(loop.extent)
     name = loop.loop_var.name
-    if sum(f is None for f in factors) > 1:
-        fail("split", "at most one factor may be None (inferred)", func, loops=[loop.loop_var])
-    if any(f is not None and (not isinstance(f, int) or f <= 0) for f in factors):
-        fail("split", f"factors must be positive integers or None, found {list(factors)}",
-             func, loops=[loop.loop_var])
     if extent is None:
         fail("split", f"loop {name!r} has the symbolic extent {loop.extent}; only constant "
              "extents can be split here", func, loops=[loop.loop_var])
     known = math.prod(f for f in factors if f is not None)
     if None in factors:
         inferred = -(-extent // known)
-        return [inferred if f is None else f for f in factors]
-    if known < extent:
+        sizes = [inferred if f is None else f for f in factors]
+    elif known < extent:
         inner = factors[-1]
-        fail("split", f"the factors {list(factors)} multiply to {known}, less than the "
-             f"extent {extent} of loop {name!r}. {_divisor_hint(extent, inner)}",
-             func, loops=[loop.loop_var])
-    return list(factors)
+        _bad_factor(func, loop, f"the factors {factors} multiply to {known}, less than the "
+                    f"extent {extent} of loop {name!r}. {_divisor_hint(extent, inner)}")
+    else:
+        sizes = factors
+    _check_fits_index_type(func, loop, sizes, extent)
+    return sizes
 
 
 def _add_predicate(stmt, condition):
@@ -74,7 +117,11 @@ def split(func: PrimFunc, loop_var: Var, factors: list) -> tuple[PrimFunc, list]
     """Split a loop into ``len(factors)`` nested loops; returns the new loop vars.
 
     One factor may be None (inferred as the ceiling). When the product exceeds the
-    extent, blocks below get a ``T.where`` predicate.
+    extent, blocks below get a ``T.where`` predicate, so a factor larger than the extent
+    still computes the exact result (its extra iterations do nothing; unlike TVM's TE
+    split, it is not clamped, so a recorded trace replays to the same loops). Factors
+    whose product overflows the loop's index type are refused: the split index
+    ``i_0 * s_0 + ...`` would wrap around.
     """
     loop = find_loop(func, loop_var, "split").node
     _check_starts_at_zero(func, "split", loop)
