@@ -9,12 +9,16 @@ from mlcbench.dlight.base import IS_SCHEDULED, schedule_func
 from mlcbench.target import Target
 
 TARGET = Target("llvm")
+# Structural tests of target-dependent schedules name their targets, so they check the
+# same thing on every host: one AVX2 CPU (8 float lanes) and one AVX-512 CPU (16).
+NAMED_TARGETS = [Target("llvm -mcpu=znver3"), Target("llvm -mcpu=znver4")]
 
 
-def default_schedule(func):
-    """``func`` after ``ApplyDefaultSchedule(*default_rules())`` (checked to be marked)."""
+def default_schedule(func, target=TARGET):
+    """``func`` after ``ApplyDefaultSchedule(*default_rules())`` for ``target`` (checked to
+    be marked)."""
     mod = mlcbench.IRModule({"main": func})
-    with TARGET:
+    with target:
         mod = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(mod)
     assert mod["main"].attrs.get(IS_SCHEDULED)
     return mod["main"]
@@ -52,6 +56,13 @@ def rule_for():
 @pytest.fixture(scope="session", name="default_schedule")
 def default_schedule_fixture():
     return default_schedule
+
+
+@pytest.fixture(scope="session", params=NAMED_TARGETS, ids=lambda t: t.mcpu)
+def named_target(request):
+    """Each of an AVX2 and an AVX-512 target, whatever the host (schedules only: code
+    built for them may not run here)."""
+    return request.param
 
 
 @pytest.fixture(scope="session")

@@ -60,11 +60,17 @@ def test_nhwc_matches_numpy(run_te, rng):
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
-def _lowered_conv(default_schedule, c_in, c_out, size, kernel):
+def _lowered_conv(default_schedule, c_in, c_out, size, kernel, target=TARGET):
     x = te.placeholder((1, c_in, size, size), name="x")
     w = te.placeholder((c_out, c_in, kernel, kernel), name="w")
-    func = default_schedule(_func(x, w, topi.nn.conv2d_nchw(x, w, 1, kernel // 2, 1)))
+    func = default_schedule(_func(x, w, topi.nn.conv2d_nchw(x, w, 1, kernel // 2, 1)), target)
     return func, mlcbench.lower(func).script()
+
+
+def _tile_shape(target) -> tuple:
+    """``(rows, cols)`` of the register tile: accumulators fill half the vector registers,
+    two vectors per row (4 x 16 with AVX2, 8 x 32 with AVX-512)."""
+    return target.vector_registers // 4, 2 * target.vector_lanes(32)
 
 
 @pytest.mark.parametrize("kernel", [1, 3])
@@ -77,25 +83,33 @@ def test_accumulator_shrinks_to_the_register_tile(default_schedule, kernel):
     assert sizes and max(sizes) <= 16 * TARGET.vector_registers
 
 
-@pytest.mark.parametrize("c_out, size, nest", [
-    (256, 56, r"for nn_yy_fused in T\.parallel\(56\):\s*for ff_0, xx_0 in T\.grid\(16, 14\):"),
-    (512, 7, r"for nn_yy_ff_0_fused in T\.parallel\(224\):\s*for xx_0 in range\(2\):")])
-def test_rows_are_parallel_and_channel_tiles_outside_width_tiles(default_schedule, c_out,
-                                                                 size, nest):
+def test_rows_are_parallel_and_channel_tiles_outside_width_tiles(default_schedule,
+                                                                 named_target):
     """Each thread takes whole output rows; inside a row the channel tile is outer and
-    the width tiles inner, so the row's input and one weight panel stay in L1. An
-    output of 7 rows also spreads its channel tiles over the threads."""
-    func, _ = _lowered_conv(default_schedule, 64, c_out, size, 1)
+    the width tiles inner, so the row's input and one weight panel stay in L1."""
+    rows, cols = _tile_shape(named_target)
+    func, _ = _lowered_conv(default_schedule, 64, 256, 56, 1, named_target)
+    nest = (rf"for nn_yy_fused in T\.parallel\(56\):\s*"
+            rf"for ff_0, xx_0 in T\.grid\({256 // cols}, {56 // rows}\):")
     assert re.search(nest, func.script()), func.script()
 
 
-def test_transposed_writeback_is_unrolled(default_schedule):
+def test_short_output_spreads_channel_tiles_over_threads(default_schedule, named_target):
+    """An output of 7 rows also spreads its channel tiles over the threads."""
+    rows, cols = _tile_shape(named_target)
+    func, _ = _lowered_conv(default_schedule, 64, 512, 7, 1, named_target)
+    nest = (rf"for nn_yy_ff_0_fused in T\.parallel\({7 * 512 // cols}\):\s*"
+            rf"for xx_0 in range\({-(-7 // rows)}\):")
+    assert re.search(nest, func.script()), func.script()
+
+
+def test_transposed_writeback_is_unrolled(default_schedule, named_target):
     """NCHW stores channel vectors along width: with constant accumulator offsets the
     transpose becomes shuffles, not a spill and computed-index loads."""
-    func, _ = _lowered_conv(default_schedule, 16, 32, 14, 1)
-    text = func.script()
-    assert re.search(r'for ax0 in T.unroll\(16\):\s*for ax1 in T.vectorized\(\d+\):\s*'
-                     r'with T.block\("conv2d_nchw_local"\)', text)
+    _, cols = _tile_shape(named_target)
+    func, _ = _lowered_conv(default_schedule, 16, 32, 14, 1, named_target)
+    assert re.search(rf'for ax0 in T.unroll\({cols}\):\s*for ax1 in T.vectorized\(\d+\):\s*'
+                     r'with T.block\("conv2d_nchw_local"\)', func.script()), func.script()
 
 
 def _conv_nchw(c_in, c_out, size, kernel, stride=1, pad=None, dilation=1, groups=1):

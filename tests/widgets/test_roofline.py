@@ -1,5 +1,6 @@
 """Roofline: static FLOP and byte counts, machine peaks with their cache, the plot."""
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -111,3 +112,8 @@ def test_measured_peaks_are_plausible(tmp_path, monkeypatch):
     # any CPU this runs on does between 0.5 and 100000 GFLOPS, 0.5 and 10000 GB/s
     assert 0.5 < peaks.gflops < 1e5 and 0.5 < peaks.gbytes_per_s < 1e4
     assert peaks.machine == roofline.machine_key()
+
+
+def test_the_test_run_keeps_the_peak_cache_out_of_home():
+    """The suite writes no state under the user's home (the root conftest moves it)."""
+    assert not roofline.default_cache_path().resolve().is_relative_to(pathlib.Path.home().resolve())
