@@ -262,7 +262,7 @@ def run_case(case_seed: int) -> dict:
 
 
 # -- the multi-process driver ------------------------------------------------------------
-def _worker(conn) -> None:
+def _worker(conn, run_case) -> None:
     """Run the case seeds received on ``conn`` and send back their results."""
     while True:
         case_seed = conn.recv()
@@ -271,44 +271,77 @@ def _worker(conn) -> None:
         conn.send(run_case(case_seed))
 
 
-class _Pool:
-    """Workers that each run one case at a time; a dead worker's case counts as a crash."""
+class WorkerPool:
+    """Worker processes that each run one case at a time: ``run_case(seed) -> dict``.
 
-    def __init__(self, size: int):
+    A worker that dies (a segfault in compiled code) or runs one case longer than
+    ``timeout`` seconds is replaced, and its case is reported as ``lost(seed, outcome,
+    detail)`` with outcome ``"crash"`` or ``"hang"``: neither stops the run."""
+
+    def __init__(self, size: int, run_case, lost, timeout: float | None = None):
         self.ctx = mp.get_context("fork")
+        self.run_case, self.lost, self.timeout = run_case, lost, timeout
         self.slots = [self._start() for _ in range(size)]
 
     def _start(self):
         parent, child = self.ctx.Pipe()
-        proc = self.ctx.Process(target=_worker, args=(child,), daemon=True)
+        proc = self.ctx.Process(target=_worker, args=(child, self.run_case), daemon=True)
         proc.start()
-        return {"proc": proc, "conn": parent, "case": None}
+        return {"proc": proc, "conn": parent, "case": None, "deadline": None}
+
+    def _send(self, slot, case_seed) -> None:
+        slot["case"] = case_seed
+        slot["deadline"] = None if self.timeout is None else time.monotonic() + self.timeout
+        slot["conn"].send(case_seed)
+
+    def _wait_time(self, busy) -> float | None:
+        deadlines = [s["deadline"] for s in busy if s["deadline"] is not None]
+        return None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
 
     def run(self, seeds, on_result) -> None:
         pending = list(reversed(seeds))
         while pending or any(s["case"] is not None for s in self.slots):
             for slot in self.slots:
                 if slot["case"] is None and pending:
-                    slot["case"] = pending.pop()
-                    slot["conn"].send(slot["case"])
+                    self._send(slot, pending.pop())
             busy = [s for s in self.slots if s["case"] is not None]
-            ready = wait([s["conn"] for s in busy] + [s["proc"].sentinel for s in busy])
+            ready = wait([s["conn"] for s in busy] + [s["proc"].sentinel for s in busy],
+                         timeout=self._wait_time(busy))
             for index, slot in enumerate(self.slots):
-                if slot["case"] is None:
-                    continue
-                if slot["conn"] in ready and slot["conn"].poll():
-                    on_result(slot["conn"].recv())
-                    slot["case"] = None
-                elif slot["proc"].sentinel in ready:
-                    code = slot["proc"].exitcode
-                    on_result({"seed": slot["case"], "applied": 0, "refused": 0,
-                               "outcome": "crash", "detail": f"worker died (exit {code})"})
-                    self.slots[index] = self._start()
+                if slot["case"] is not None:
+                    self._collect(index, slot, ready, on_result)
+
+    def _collect(self, index, slot, ready, on_result) -> None:
+        """Hand on the slot's result, or replace a worker that died or ran too long."""
+        died = slot["proc"].sentinel in ready
+        if slot["conn"] in ready and slot["conn"].poll():
+            try:
+                on_result(slot["conn"].recv())
+                slot["case"] = None
+                return
+            except EOFError:        # the worker died: its end of the pipe closed
+                died = True
+        if died:
+            slot["proc"].join()
+            outcome, detail = "crash", f"worker died (exit {slot['proc'].exitcode})"
+        elif slot["deadline"] is not None and time.monotonic() >= slot["deadline"]:
+            outcome, detail = "hang", f"no result within {self.timeout:g} s"
+            slot["proc"].kill()
+            slot["proc"].join()
+        else:
+            return
+        on_result(self.lost(slot["case"], outcome, detail))
+        self.slots[index] = self._start()
 
     def close(self) -> None:
         for slot in self.slots:
             slot["conn"].send(None)
             slot["proc"].join(timeout=5)
+
+
+def _lost_case(case_seed: int, outcome: str, detail: str) -> dict:
+    return {"seed": case_seed, "applied": 0, "refused": 0, "outcome": outcome,
+            "detail": detail}
 
 
 def fuzz(cases: int, workers: int, seed: int) -> dict:
@@ -331,7 +364,7 @@ def fuzz(cases: int, workers: int, seed: int) -> dict:
         for case_seed in seeds:
             on_result(run_case(case_seed))
         return totals
-    pool = _Pool(workers)
+    pool = WorkerPool(workers, run_case, _lost_case)
     try:
         pool.run(seeds, on_result)
     finally:
