@@ -18,6 +18,7 @@ is exact for constants and identity for anything else, like TVM.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -170,8 +171,22 @@ Div = _binop("Div", _c_div)            # truncating for integers, true division 
 Mod = _binop("Mod", _c_mod)            # truncating remainder (C semantics)
 FloorDiv = _binop("FloorDiv", _floordiv)
 FloorMod = _binop("FloorMod", operator.mod)
-Min = _binop("Min", min)
-Max = _binop("Max", max)
+def _float_aware(pick):
+    """Fold min/max as the generated code computes them (llvm.minimum/maximum): a NaN
+    operand gives NaN, and -0.0 counts as less than +0.0."""
+    def fold(x, y):
+        if not (isinstance(x, float) or isinstance(y, float)):
+            return pick(x, y)
+        if x != x or y != y:
+            return float("nan")
+        if x == y == 0:
+            return pick(float(x), float(y), key=lambda v: math.copysign(1.0, v))
+        return pick(x, y)
+    return fold
+
+
+Min = _binop("Min", _float_aware(min))
+Max = _binop("Max", _float_aware(max))
 EQ = _binop("EQ", operator.eq, True)
 NE = _binop("NE", operator.ne, True)
 LT = _binop("LT", operator.lt, True)

@@ -68,10 +68,25 @@ def fma(a, b, c):
 
 
 def max(a, b, span=None):  # noqa: A001
+    """The larger of ``a`` and ``b`` (a ``Max`` node).
+
+    Floats follow numpy's ``np.maximum``: a NaN in either operand gives NaN. +0.0 counts
+    as larger than -0.0 (IEEE 754-2019 ``maximum``; numpy returns either zero, by operand
+    order). So ``T.max(x, T.float32(0))`` (ReLU) keeps a NaN, and a max
+    reduction (max-pool, softmax's row max) over data holding a NaN gives NaN. For the
+    larger non-NaN operand, test with ``T.isnan`` first. TVM lowers max to
+    ``a > b ? a : b`` instead, which gives 0 for ``max(NaN, 0)``.
+
+    >>> T.max(T.float32(float("nan")), T.float32(0))
+    T.float32("nan")
+    """
     return binary(Max, a, b)
 
 
 def min(a, b, span=None):  # noqa: A001
+    """The smaller of ``a`` and ``b`` (a ``Min`` node); floats follow ``np.minimum``:
+    NaN in either operand gives NaN, and -0.0 counts as smaller than +0.0 (see
+    :func:`max`)."""
     return binary(Min, a, b)
 
 
