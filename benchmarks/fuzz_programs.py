@@ -16,10 +16,11 @@ schedule for it:
 * ``primitives``: random primitive sequences, the steps of ``fuzz_schedules.py``.
 
 The scheduled program is built for the host and run on random data; its output must equal
-the numpy reference (exactly for int32, within a tolerance for floats). Every case runs
-in a worker process with a time limit, so a crash and a hang are counted, not fatal. The
-report gives wrong results / crashes / hangs and, for each failure, the seed and the
-program.
+the numpy reference (exactly for int32, within a tolerance for floats), and its trace,
+through JSON, must replay to the same program (a tuning record rebuilds what was
+measured). Every case runs in a worker process with a time limit, so a crash and a hang
+are counted, not fatal. The report gives wrong results / crashes / hangs and, for each
+failure, the seed and the program.
 """
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ from random_programs import make_program, random_program  # noqa: E402
 import mlcbench  # noqa: E402
 from mlcbench.ir.module import IRModule  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
-from mlcbench.tir import Schedule  # noqa: E402
+from mlcbench.ir import assert_structural_equal  # noqa: E402
+from mlcbench.tir import Schedule, Trace  # noqa: E402
 
 SCHEDULES = ("none", "default", "space", "primitives")
 _pick = fuzz_schedules._pick
@@ -127,11 +129,14 @@ def _compared_as(spec) -> str:
 
 
 def check_program(spec, sch, func, reference, seed: int) -> None:
-    """Build ``sch``, run it on random data and compare with numpy."""
+    """Build ``sch``, run it on random data and compare with numpy; its trace, through
+    JSON as a tuning record stores it, must rebuild the same program from ``func``."""
     arrays = random_arrays(func, seed)
     nd = [mlcbench.nd.array(a) for a in arrays]
     mlcbench.build(sch.mod["main"], target=TARGET)["main"](*nd)
     assert_matches(nd[-1].numpy(), reference(*arrays[:-1]), _compared_as(spec))
+    replayed = Trace.from_json(sch.trace.as_json()).apply_to_schedule(Schedule(func))
+    assert_structural_equal(replayed.mod["main"], sch.mod["main"])
 
 
 def draw_case(case_seed: int):
