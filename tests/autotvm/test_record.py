@@ -117,3 +117,24 @@ def test_zero_negative_or_nan_cost_is_never_the_best(task, tmp_path, bad):
     assert autotvm.apply_history_best(log).query("llvm", task.workload).index == 3
     record.pick_best(log, best)
     assert [inp.config.index for inp, _ in record.load_from_file(best)] == [3]
+
+
+def test_log_fields_are_data_never_run(task, tmp_path):
+    """Python in a log's task name, arguments or knob values stays an inert string; in a
+    target it is refused as an unknown target kind."""
+    marker = tmp_path / "ran"
+    payload = f'__import__("os").system("touch {marker}")'
+    inp, res = measured(task, 9, 1e-3)
+    row = json.loads(record.encode(inp, res))
+    row["input"][1], row["input"][2] = payload, [payload, 32]
+    log = tmp_path / "mm.log"
+    log.write_text(json.dumps(row) + "\n")
+    (loaded, _), = record.load_from_file(str(log))
+    assert loaded.task.name == payload and loaded.task.args == (payload, 32)
+    with autotvm.apply_history_best(str(log)):
+        pass
+    row["input"][0] = payload
+    log.write_text(json.dumps(row) + "\n")
+    with pytest.raises(TuningError, match=r"mm.log:1: input target: unknown target kind"):
+        list(record.load_from_file(str(log)))
+    assert not marker.exists()

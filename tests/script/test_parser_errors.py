@@ -163,9 +163,9 @@ def f(A: T.Buffer((4,), "float32")):
     with pytest.raises(ParseError) as info:
         from_source(text)
     rendered = str(info.value)
-    assert rendered.splitlines()[0] == "<string>:5:16: error: undefined variable 'B': it is " \
-                                       "neither defined in the script nor visible from the " \
-                                       "decorated function"
+    assert rendered.splitlines()[0] == "<string>:5:16: error: undefined name 'B': text may " \
+                                       "use the names it binds, the T, I and R namespaces " \
+                                       "and range, no builtins"
     assert rendered.splitlines()[1:] == ["            A[i] = B[i]", "                   ^"]
 
 

@@ -1,4 +1,5 @@
 """TuningDashboard: rounds in, plotted data, records, best schedules, the explorer, clicks."""
+import json
 import math
 
 import numpy as np
@@ -6,7 +7,7 @@ import pytest
 
 import mlcbench as tvm
 from mlcbench import meta_schedule as ms
-from mlcbench.ir import MLCBenchError
+from mlcbench.ir import MLCBenchError, TuningError
 from mlcbench.meta_schedule import MeasuredCandidate, TuningRound
 from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner
 from mlcbench_widgets import ScheduleExplorer, TuningDashboard
@@ -262,3 +263,14 @@ def test_whole_model_tuning_has_one_row_per_kernel():
     name = dashboard.task_names[-1]
     explorer = dashboard.open_in_explorer(name)
     tvm.ir.assert_structural_equal(explorer.mod, dashboard.best(name).schedule().mod)
+
+
+def test_a_work_dir_with_a_payload_is_refused_and_never_runs(tmp_path):
+    """Opening a work_dir parses its TVMScript as data (the text policy)."""
+    marker = tmp_path / "ran"
+    text = (f'@T.prim_func\ndef main(A: T.Buffer((__import__("os").system("touch {marker}") '
+            '* 0 + 4,), "float32")):\n    T.evaluate(0)\n')
+    (tmp_path / "database_workload.json").write_text(json.dumps(["12", text]) + "\n")
+    with pytest.raises(TuningError, match="database_workload.json:1: .*'__import__'"):
+        TuningDashboard(tmp_path).records
+    assert not marker.exists()

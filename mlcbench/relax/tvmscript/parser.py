@@ -22,6 +22,7 @@ import operator
 
 from ...ir.errors import MLCBenchError
 from ...ir.module import GlobalVar
+from ...script.parser import text_policy
 from .. import expr as rx
 from ..struct_info import StructInfo
 from . import namespace as R_ns
@@ -44,6 +45,11 @@ class _FunctionParser:
     def eval(self, node):
         try:
             return self._eval(node)
+        except text_policy.RefusedText as err:
+            raise self.error(node, str(err)) from None
+        except RecursionError:
+            raise self.error(node, "the expression nests too deeply (split it into named "
+                                   "parts)") from None
         except MLCBenchError as err:
             if getattr(err, "span", None) is not None:
                 raise
@@ -58,7 +64,10 @@ class _FunctionParser:
             if isinstance(node.value, ast.Name) and node.value.id == "cls" \
                     and "cls" not in self.scope:
                 return self.global_var(node)
-            return getattr(self._eval(node.value), node.attr)
+            owner = self._eval(node.value)
+            if not self.source.trusted:
+                return text_policy.attribute(owner, node.attr)
+            return getattr(owner, node.attr)
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Constant):
@@ -71,7 +80,10 @@ class _FunctionParser:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -self._eval(node.operand)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](self._eval(node.left), self._eval(node.right))
+            op, left, right = _BINOPS[type(node.op)], self._eval(node.left), self._eval(node.right)
+            if not self.source.trusted:
+                text_policy.check_operands(op, left, right)
+            return op(left, right)
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
         raise self.error(node, f"unsupported syntax in a Relax function: {ast.unparse(node)}")
@@ -114,6 +126,8 @@ class _FunctionParser:
             sinfo_args = sinfo_args if isinstance(sinfo_args, (list, tuple)) else [sinfo_args]
             return rx.Call(func, [self.as_expr(a, node) for a in args], None,
                            [R_ns.as_struct_info(s) for s in sinfo_args])
+        if not self.source.trusted:
+            text_policy.check_callable(func)
         return func(*args, **kwargs)
 
     def subscript(self, node: ast.Subscript):

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ...ir.errors import ParseError
 from ...ir.module import GlobalVar, IRModule
+from . import text_policy
 from .evaluator import Evaluator
 from .source import Source
 
@@ -135,22 +135,21 @@ def module_attrs(attrs: dict) -> None:
 
 # -- text -------------------------------------------------------------------------------
 
-def default_env() -> dict:
-    import mlcbench
-    from .. import ir as I_ns, relax as R_ns, tir as T_ns  # noqa: N812
-    return {"T": T_ns, "I": I_ns, "R": R_ns, "tvm": mlcbench, "mlcbench": mlcbench,
-            "tir": mlcbench.tir}
-
-
 @_short_traceback
 def from_source(text: str, source_name: str = "<string>"):
     """Parse TVMScript text (as ``mod.script()`` prints it) to an IRModule or PrimFunc.
 
+    The text is data, never run: it may use the ``T``/``I``/``R`` namespaces and what it
+    binds itself, nothing else (:mod:`.text_policy`).
+
     >>> mod = from_source(mod.script())      # structurally equal to mod
     """
+    if not isinstance(text, str):
+        raise ParseError(f"from_source: expected TVMScript text (str), found "
+                         f"{type(text).__name__}")
     source = Source(text, source_name)
     tree = source.parse()
-    evaluator = Evaluator(source, default_env())
+    evaluator = Evaluator(source, text_policy.text_namespaces())
     definitions = []
     for stmt in tree.body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -171,34 +170,36 @@ def from_source(text: str, source_name: str = "<string>"):
 
 
 def _bind_import(stmt, evaluator: Evaluator) -> None:
-    """``from tvm.script import tir as T`` binds T to mlcbench.script.tir."""
+    """``from tvm.script import tir as T`` binds T to mlcbench.script.tir; text may import
+    nothing else (``import tvm`` gives it only ``tvm.script`` and ``tvm.tir``)."""
     def load(module_name: str):
-        if module_name == "tvm" or module_name.startswith("tvm."):
-            module_name = "mlcbench" + module_name[3:]
         try:
-            return importlib.import_module(module_name)
-        except ImportError as err:
-            raise evaluator.error(stmt, f"cannot import {module_name}: {err}") from None
+            return text_policy.import_target(module_name)
+        except text_policy.RefusedText as err:
+            raise evaluator.error(stmt, str(err)) from None
 
     if isinstance(stmt, ast.Import):
         for alias in stmt.names:
-            module = load(alias.name)
-            if alias.asname:
-                evaluator.env[alias.asname] = module
-            else:
-                evaluator.env[alias.name.split(".")[0]] = load(alias.name.split(".")[0])
+            if alias.asname is None and "." in alias.name:
+                raise evaluator.error(stmt, f"write `import {alias.name} as T` (or I, R): "
+                                            "text binds the TVMScript namespaces by name")
+            evaluator.env[alias.asname or alias.name] = load(alias.name)
         return
     module = load(stmt.module or "")
     for alias in stmt.names:
-        value = getattr(module, alias.name, None)
-        if value is None:
-            value = load(f"{module.__name__}.{alias.name}")
-        evaluator.env[alias.asname or alias.name] = value
+        if alias.name not in text_policy.SCRIPT_NAMESPACES:
+            raise evaluator.error(stmt, f"text may import only the TVMScript namespaces "
+                                        f"{sorted(text_policy.SCRIPT_NAMESPACES)} from "
+                                        f"{stmt.module}, found '{alias.name}'")
+        evaluator.env[alias.asname or alias.name] = load(f"{stmt.module}.{alias.name}")
 
 
 def _decorator(node: ast.expr, evaluator: Evaluator):
     """(decorator object, keyword arguments) of ``@T.prim_func(private=True)``."""
     if isinstance(node, ast.Call):
+        if node.args or any(k.arg is None for k in node.keywords):
+            raise evaluator.error(node, f"decorator {ast.unparse(node.func)} takes keyword "
+                                        "arguments only, such as private=True")
         kwargs = {k.arg: evaluator.eval(k.value) for k in node.keywords}
         return evaluator.eval(node.func), kwargs
     return evaluator.eval(node), {}

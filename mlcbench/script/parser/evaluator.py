@@ -2,6 +2,8 @@
 
 Names resolve to script variables first (loop variables, buffers, lets), then to the
 Python values the decorated function could see (globals, closure), then to builtins.
+Text that is not the user's own code (``from_source``) sees only what
+:mod:`.text_policy` allows: the script's names, ``T``/``I``/``R`` and ``range``.
 Operators apply Python's operator to the evaluated operands, so ``i * 4 + j`` on
 ``tir.Var`` builds ``Add(Mul(i, 4), j)`` while ``n * 2`` on a Python ``n = 64`` is 128.
 ``range`` means ``T.serial``.
@@ -18,6 +20,7 @@ from ...tir import expr as E
 from ...tir import op as tir_op
 from ...tir.buffer import Buffer
 from .builder import naming
+from . import text_policy
 from .regions import as_value, subscript
 from .source import Source
 
@@ -63,7 +66,7 @@ class Evaluator:
             if name in scope:
                 return scope[name]
         value = self.env.get(name, _UNDEFINED)
-        if value is _UNDEFINED:
+        if value is _UNDEFINED and (self.source.trusted or name == "range"):
             value = getattr(builtins, name, _UNDEFINED)
         if value is builtins.range and self._serial is not None:
             return self._serial
@@ -81,9 +84,15 @@ class Evaluator:
         if method is None:
             raise self.source.error(node, f"{type(node).__name__} expressions are not "
                                           "supported in TVMScript")
-        if isinstance(node, (ast.Call, ast.Subscript)):
-            return method(node, hint)
-        return method(node)
+        try:
+            if isinstance(node, (ast.Call, ast.Subscript)):
+                return method(node, hint)
+            return method(node)
+        except text_policy.RefusedText as err:
+            raise self.error(node, str(err)) from None
+        except RecursionError:
+            raise self.error(node, "the expression nests too deeply (split it into named "
+                                   "parts)") from None
 
     def error(self, node, message: str) -> ParseError:
         return self.source.error(node, message)
@@ -93,6 +102,9 @@ class Evaluator:
 
     def eval_Name(self, node):
         value = self.lookup(node.id)
+        if value is _UNDEFINED and not self.source.trusted:
+            raise self.error(node, f"undefined name '{node.id}': text may use the names it "
+                                   "binds, the T, I and R namespaces and range, no builtins")
         if value is _UNDEFINED:
             raise self.error(node, f"undefined variable '{node.id}': it is neither defined in "
                                    "the script nor visible from the decorated function")
@@ -101,6 +113,8 @@ class Evaluator:
     def eval_Attribute(self, node):
         owner = self.eval(node.value)
         try:
+            if not self.source.trusted:
+                return text_policy.attribute(owner, node.attr)
             return getattr(owner, node.attr)
         except AttributeError:
             prefix = ast.unparse(node.value)
@@ -189,6 +203,8 @@ class Evaluator:
 
     def _apply(self, node, op, *args, binary=False):
         args = tuple(as_value(a) for a in args)
+        if not self.source.trusted and len(args) == 2:
+            text_policy.check_operands(op, *args)
         try:
             return E.binary(op, *args) if binary else op(*args)
         except ParseError as err:
@@ -226,6 +242,8 @@ class Evaluator:
                 kwargs[keyword.arg] = self.eval(keyword.value)
         if not callable(func):
             raise self.error(node.func, f"{ast.unparse(node.func)} is not callable")
+        if not self.source.trusted and func is not self._serial:
+            text_policy.check_callable(func)
         if not getattr(func, "takes_regions", False):
             args = [as_value(a) for a in args]
             kwargs = {k: as_value(v) for k, v in kwargs.items()}

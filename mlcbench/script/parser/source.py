@@ -19,12 +19,14 @@ class Source:
     """Text given to ``ast`` plus the way back to the original lines.
 
     ``first_line`` is the file line of the text's first line; ``indent`` the number of
-    columns removed from every line by dedenting.
+    columns removed from every line by dedenting. ``trusted`` is true for the user's own
+    decorated functions; text (a file, a database, a log) is parsed under
+    :mod:`.text_policy`.
     """
 
     def __init__(self, text: str, name: str = "<string>", first_line: int = 1,
-                 indent: int = 0, raw_lines: list[str] | None = None):
-        self.text, self.name = text, name
+                 indent: int = 0, raw_lines: list[str] | None = None, trusted: bool = False):
+        self.text, self.name, self.trusted = text, name, trusted
         self.first_line, self.indent = first_line, indent
         self.raw_lines = raw_lines if raw_lines is not None else text.splitlines()
 
@@ -34,15 +36,19 @@ class Source:
         raw = [line.rstrip("\n") for line in lines]
         indent = min((len(l) - len(l.lstrip()) for l in raw if l.strip()), default=0)
         text = "\n".join(l[indent:] if l.strip() else "" for l in raw) + "\n"
-        return Source(text, name, first_line, indent, raw)
+        return Source(text, name, first_line, indent, raw, trusted=True)
 
     def parse(self) -> ast.Module:
         try:
             return ast.parse(self.text)
-        except SyntaxError as err:
-            lineno = err.lineno or 1
-            column = max((err.offset or 1) - 1, 0)
-            raise self._error_at(lineno, column, None, None, f"invalid syntax: {err.msg}") from None
+        except RecursionError:
+            raise self._error_at(1, 0, None, None, "the text nests too deeply for Python's "
+                                 "parser (split long expressions into named parts)") from None
+        except (SyntaxError, ValueError) as err:     # ValueError: a NUL byte in the text
+            lineno = getattr(err, "lineno", None) or 1
+            column = max((getattr(err, "offset", None) or 1) - 1, 0)
+            message = getattr(err, "msg", None) or str(err)
+            raise self._error_at(lineno, column, None, None, f"invalid syntax: {message}") from None
 
     def span(self, node: ast.AST) -> Span:
         lineno = getattr(node, "lineno", 1)

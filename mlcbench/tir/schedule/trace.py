@@ -59,6 +59,17 @@ class Instruction:
         return dict(self.inputs + self.attrs)
 
 
+def _primitive(sch, kind):
+    """The schedule method an instruction names: a public primitive, never a private or
+    special attribute (a trace read from a file is data)."""
+    method = getattr(type(sch), kind, None) if isinstance(kind, str) and \
+        kind.isidentifier() and not kind.startswith("_") else None
+    if not callable(method):
+        raise ScheduleError(f"trace instruction: expected the name of a schedule primitive "
+                            f"such as 'split', found {kind!r}")
+    return getattr(sch, kind)
+
+
 def _map_value(value, fn):
     if isinstance(value, (list, tuple)):
         return [_map_value(v, fn) for v in value]
@@ -92,7 +103,7 @@ class Trace:
                     decision_provider(inst, kwargs, inst.decision)
             star = [v for k, v in kwargs.items() if k.startswith("*")]
             kwargs = {k: v for k, v in kwargs.items() if not k.startswith("*")}
-            result = getattr(sch, inst.kind)(*(star[0] if star else ()), **kwargs)
+            result = _primitive(sch, inst.kind)(*(star[0] if star else ()), **kwargs)
             results = list(result) if inst.kind in LIST_RESULTS else (
                 [] if result is None else [result])
             if len(results) != len(inst.outputs):
@@ -203,6 +214,9 @@ class Trace:
         decisions = dict((n, d) for n, d in data.get("decisions", []))
         insts = []
         for n, (kind, inputs, attrs, outputs) in enumerate(data["insts"]):
+            if not (isinstance(kind, str) and kind.isidentifier() and not kind.startswith("_")):
+                raise ScheduleError(f"trace instruction {n}: expected the name of a schedule "
+                                    f"primitive such as 'split', found {kind!r}")
             insts.append(Instruction(kind, tuple((k, dec(v)) for k, v in inputs),
                                      tuple((k, dec(v)) for k, v in attrs),
                                      tuple(dec(o) for o in outputs), decisions.get(n)))

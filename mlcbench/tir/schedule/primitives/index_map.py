@@ -17,9 +17,9 @@ from ...functor import substitute
 from ....ir.errors import ScheduleError
 
 
-def _script_namespace() -> dict:
-    from ....script import tir as T
-    return {"T": T}
+def _lambda_from_text(text: str):
+    from ....script.parser.lambda_text import lambda_from_text
+    return lambda_from_text(text)
 
 
 class IndexMap:
@@ -48,9 +48,9 @@ class IndexMap:
 
     @staticmethod
     def from_text(text: str) -> "IndexMap":
-        """Parse ``"lambda i, j: (...)"`` (``T.`` functions allowed)."""
-        fn = eval(text, _script_namespace())   # the text is a trace's own lambda
-        return IndexMap.from_func(fn)
+        """Parse ``"lambda i, j: (...)"`` (``T.`` functions allowed): text from a trace
+        or a database is parsed as TVMScript, never run as Python."""
+        return IndexMap.from_func(_lambda_from_text(text))
 
     @property
     def ndim(self) -> int:
@@ -72,7 +72,7 @@ class IndexMap:
 
     def python_callable(self):
         """A Python callable of the map (to evaluate it on numpy index arrays)."""
-        return self._fn or eval(self.as_python(), _script_namespace())
+        return self._fn or _lambda_from_text(self.as_python())
 
     def __repr__(self):
         return self.as_python()
