@@ -27,7 +27,8 @@ from enum import Enum
 
 from ..ir.node import Node, defines, node
 from .buffer import Buffer
-from .expr import PrimExpr, Range, Var, const, convert
+from ..ir.dtype import dtype as as_dtype
+from .expr import Cast, PrimExpr, Range, Var, const, convert
 
 
 class Stmt(Node):
@@ -72,7 +73,18 @@ class BufferStore(Stmt):
 
     def __post_init__(self):
         object.__setattr__(self, "indices", tuple(convert(i) for i in self.indices))
-        object.__setattr__(self, "value", convert(self.value, self.buffer.dtype))
+        object.__setattr__(self, "value", _stored_value(self.value, self.buffer.dtype))
+
+
+def _stored_value(value, buffer_dtype) -> PrimExpr:
+    """The value converted to the buffer's element type, as TVM's parser does: storing an
+    int32 into a float32 buffer converts the number (``T.Cast``), it never reinterprets
+    its bits. Vector values keep their lanes."""
+    value = convert(value, buffer_dtype)
+    element = as_dtype(buffer_dtype).element
+    if as_dtype(value.dtype).element == element or element.is_handle:
+        return value
+    return Cast(element.with_lanes(as_dtype(value.dtype).lanes), value)
 
 
 @node
