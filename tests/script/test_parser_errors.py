@@ -188,3 +188,41 @@ def main():
 '''
     with pytest.raises(ParseError, match=r"<string>:4:\d+: error: division by zero"):
         from_source(source)
+
+
+def test_float_loop_extent_is_a_parse_error():
+    with pytest.raises(ParseError) as info:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in T.grid(4.5):  # marker-float-extent
+                A[0] = T.float32(1)
+    _check(info.value, "marker-float-extent", "T.grid(4.5)",
+           "a loop bound must be an integer, found 4.5")
+
+
+@pytest.mark.parametrize("loop, message", [
+    ("range(-3)", "a loop extent must not be negative, found -3"),
+    ("T.grid(4, -1)", "a loop extent must not be negative, found -1"),
+    ("T.serial(5, 2)", "a loop extent must not be negative, found -3"),
+    ("T.grid(2**62)", "a loop bound must fit the int32 loop variable, found 4611686018427387904"),
+    ("T.parallel(T.float32(2))", "a loop bound must be an integer"),
+])
+def test_loop_bounds_out_of_range_name_the_loop(loop, message):
+    text = f'@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    for i in {loop}:\n' \
+           '        A[0] = T.float32(1)\n'
+    with pytest.raises(ParseError, match=r"<string>:3:\d+: error: " + message.replace("*", r"\*")):
+        from_source(text)
+
+
+def test_explicit_int64_extent_is_kept():
+    func = from_source('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n'
+                       '    for i in range(T.int64(2**40)):\n        A[0] = T.float32(1)\n')
+    assert func.body.extent.dtype == "int64" and func.body.extent.value == 2**40
+
+
+@pytest.mark.parametrize("terms", [1000, 5000])
+def test_deeply_nested_expressions_are_parse_errors(terms):
+    text = '@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    A[0] = ' + \
+        " + ".join(["A[1]"] * terms) + "\n"
+    with pytest.raises(ParseError, match=r"<string>:\d+:\d+: error: .*nests too deeply"):
+        from_source(text)

@@ -59,12 +59,28 @@ class LoopSpec:
 def _loop_dim(kind, start, stop, annotations=None, thread=None) -> LoopDim:
     if stop is None:
         start, stop = 0, start
+    for bound in (start, stop):
+        _check_loop_bound(bound)
     extent = extent_between(start, stop) if not _is_zero(start) else convert(stop)
+    if isinstance(extent, IntImm) and extent.value < 0:
+        raise ParseError(f"a loop extent must not be negative, found {extent.value}")
     start = convert(start, extent.dtype if isinstance(extent, PrimExpr) else None)
     if start.dtype != extent.dtype:
         wide = start.dtype if start.dtype.bits >= extent.dtype.bits else extent.dtype
         start, extent = _to(start, wide), _to(extent, wide)
     return LoopDim(S.ForKind(kind), start, extent, plain_value(dict(annotations or {})), thread)
+
+
+def _check_loop_bound(value) -> None:
+    """Loop bounds are integers; a Python int beyond int32 is a mistake (write
+    ``T.int64(...)`` for a loop that really needs a 64-bit variable)."""
+    if isinstance(value, bool) or isinstance(value, float) or (
+            isinstance(value, PrimExpr) and not value.dtype.is_integer):
+        dtype = value.dtype if isinstance(value, PrimExpr) else type(value).__name__
+        raise ParseError(f"a loop bound must be an integer, found {value!r} ({dtype})")
+    if isinstance(value, int) and not -2**31 <= value < 2**31:
+        raise ParseError(f"a loop bound must fit the int32 loop variable, found {value}; "
+                         "write T.int64(...) for a 64-bit loop")
 
 
 def _is_zero(value) -> bool:
