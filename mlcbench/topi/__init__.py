@@ -10,12 +10,13 @@ Every operator returns te tensors, so a whole layer becomes one PrimFunc::
 
 ``mlcbench.topi.testing`` holds the numpy references the tests compare against.
 """
-from . import nn
+from . import image, nn
 from .broadcast import (add, broadcast_shape, broadcast_to, divide, equal, floor_divide,
                         floor_mod, greater, greater_equal, less, less_equal, maximum, minimum,
                         multiply, not_equal, power, subtract)
 from .math import (abs, cast, clip, erf, exp, gelu, log, negative, relu, rsqrt, sigmoid,
                    sqrt, tanh)
+from .indexing import strided_slice, where
 from .reduction import argmax, argmin, max, mean, min, prod, sum
 from .transform import (concatenate, expand_dims, reshape, split, squeeze, take, transpose)
 from .utils import get_const_tuple

@@ -267,3 +267,41 @@ register_op("relax.take", _take_infer, "injective",
 def take(x, indices, axis=None):
     """Gather ``x`` at ``indices`` along ``axis`` (of the flattened ``x`` when None)."""
     return make_call("relax.take", (x, indices), {"axis": None if axis is None else int(axis)})
+
+
+# -- broadcast_to --------------------------------------------------------------------------
+
+def _broadcast_to_infer(call):
+    from .registry import broadcast_dims
+    check_arity(call, 2)
+    x = tensor_arg(call, 0, "x")
+    shape = call.args[1]
+    if not hasattr(shape, "values"):
+        raise IRError(f"relax.broadcast_to: the target shape must be a shape such as "
+                      f"R.shape([2, 3]), found {type(shape).__name__}")
+    target = tuple(shape.values)
+    if x.dims is None:
+        return TensorStructInfo(target, x.dtype)
+    if x.ndim > len(target):
+        raise IRError(f"relax.broadcast_to: cannot broadcast {shape_text(x.dims)} to the "
+                      f"lower-rank shape {shape_text(target)}")
+    dims = broadcast_dims(call.op.name, x.dims, target)
+    for got, want in zip(dims, target):
+        if not dim_equal(got, want):
+            raise IRError(f"relax.broadcast_to: {shape_text(x.dims)} broadcasts to "
+                          f"{shape_text(dims)}, not to {shape_text(target)}")
+    return TensorStructInfo(target, x.dtype)
+
+
+register_op("relax.broadcast_to", _broadcast_to_infer, "broadcast",
+            lambda bb, call: bb.call_te(topi.broadcast_to, call.args[0],
+                                        list(call.struct_info.dims),
+                                        primfunc_name_hint="broadcast_to"))
+
+
+def broadcast_to(x, shape):
+    """``x`` repeated along extent-1 (or missing leading) axes to ``shape``."""
+    from ..expr import ShapeExpr
+    if not isinstance(shape, ShapeExpr):
+        shape = ShapeExpr(list(shape) if isinstance(shape, (list, tuple)) else [shape])
+    return make_call("relax.broadcast_to", (x, shape))

@@ -287,3 +287,7 @@ def linear(data, weight, bias=None, out_dtype=None):
 
 
 del _name, _func
+
+
+from .activation import leakyrelu, silu  # noqa: E402,F401 -- relax.op.nn.* as in TVM
+from .spatial import conv2d_transpose, lrn, pad  # noqa: E402,F401

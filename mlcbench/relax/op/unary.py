@@ -90,3 +90,20 @@ register_op("relax.ewise_fma", _fma_infer, "elemwise",
 def ewise_fma(x1, x2, x3):
     """``x1 * x2 + x3`` elementwise, all three of one shape (the course's fused op)."""
     return make_call("relax.ewise_fma", (x1, x2, x3))
+
+
+def _clip_infer(call):
+    sinfo = unary_infer(call)
+    if call.attrs.min > call.attrs.max:
+        raise IRError(f"relax.clip: min {call.attrs.min} is above max {call.attrs.max}")
+    return sinfo
+
+
+register_op("relax.clip", _clip_infer, "elemwise",
+            lambda bb, call: bb.call_te(topi.clip, call.args[0], call.attrs.min,
+                                        call.attrs.max, primfunc_name_hint="clip"))
+
+
+def clip(x, min, max):  # noqa: A002 -- TVM's spelling
+    """Clamp each element into ``[min, max]`` (numbers)."""
+    return make_call("relax.clip", (x,), {"min": float(min), "max": float(max)})

@@ -1,10 +1,11 @@
 """Neural-network operators written in TE: dense, convolution, pooling, softmax, norms."""
 from .conv2d import (conv2d, conv2d_nchw, conv2d_nhwc, depthwise_conv2d_nchw, get_pad_tuple,
                      group_conv2d_nchw)
+from .conv2d_transpose import conv2d_transpose_nchw
 from .dense import batch_matmul, dense, matmul
-from .elemwise import gelu, leaky_relu, relu, sigmoid, tanh
+from .elemwise import gelu, leaky_relu, relu, sigmoid, silu, tanh
 from .norm import batch_norm, layer_norm, lrn
-from .pad import pad
+from .pad import mirror_pad, pad
 from .pooling import global_avg_pool2d, global_pool, pool2d
 from .softmax import log_softmax, softmax
 from .flatten import flatten

@@ -12,3 +12,10 @@ def leaky_relu(x, alpha: float):
         v = x(*i)
         return tir_op.Select_(v > const(0, x.dtype), v, v * const(alpha, x.dtype))
     return compute(x.shape, fcompute, tag="elemwise")
+
+
+def silu(x):
+    """``x * sigmoid(x)`` (swish), the activation of MobileNetV3 and LLaMA."""
+    from ...te.operation import compute
+    from ...tir import op as tir_op
+    return compute(x.shape, lambda *i: x(*i) * tir_op.sigmoid(x(*i)), tag="elemwise")
