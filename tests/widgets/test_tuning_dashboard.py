@@ -274,3 +274,10 @@ def test_a_work_dir_with_a_payload_is_refused_and_never_runs(tmp_path):
     with pytest.raises(TuningError, match="database_workload.json:1: .*'__import__'"):
         TuningDashboard(tmp_path).records
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("seconds", [0.0, -1e-3, float("nan"), float("inf")])
+def test_a_zero_negative_or_nan_time_is_not_a_valid_record(seconds):
+    from mlcbench_widgets.tuning_model import DashboardRecord
+    assert not DashboardRecord("main", None, (seconds,), None).is_valid
+    assert DashboardRecord("main", None, (1e-3,), None).is_valid

@@ -46,7 +46,7 @@ class DashboardRecord:
     @property
     def is_valid(self) -> bool:
         return (self.error_msg is None and bool(self.run_secs)
-                and all(s < ms.database.MAX_RUN_SECS for s in self.run_secs))
+                and all(0.0 < s < ms.database.MAX_RUN_SECS for s in self.run_secs))
 
     @property
     def seconds(self) -> float | None:
