@@ -42,7 +42,8 @@ _ELEMENTWISE = {
     "contiguous.default": ops.identity, "detach.default": ops.identity,
     "alias.default": ops.identity, "lift_fresh_copy.default": ops.identity,
     "_to_copy.default": shape_ops.to, "to.dtype": shape_ops.to,
-    "type_as.default": shape_ops.type_as,
+    "type_as.default": shape_ops.type_as, "where.self": ops.where,
+    "logical_not.default": ops.logical_not, "any.dim": ops.any_,
 }
 
 _NN = {

@@ -30,7 +30,8 @@ FUNCTIONS = {
     "sqrt": ops.sqrt, "rsqrt": ops.rsqrt, "erf": ops.erf, "abs": ops.abs_,
     "clamp": ops.clamp, "clip": ops.clamp, "hardtanh": ops.hardtanh,
     "hardsigmoid": nn_ops.hardsigmoid, "hardswish": nn_ops.hardswish,
-    "leaky_relu": nn_ops.leaky_relu, "dropout": ops.dropout,
+    "leaky_relu": nn_ops.leaky_relu, "dropout": ops.dropout, "where": ops.where,
+    "logical_not": ops.logical_not, "any": ops.any_,
     # reductions and normalization
     "softmax": ops.softmax, "log_softmax": ops.log_softmax, "mean": ops.mean,
     "sum": ops.sum_, "amax": ops.amax, "amin": ops.amin, "layer_norm": ops.layer_norm,

@@ -248,3 +248,23 @@ def astype(t, input, dtype):
     from .base import torch_dtype
     name = torch_dtype(dtype)
     return input if t.dtype_of(input) == name else t.emit(R.astype(input, name))
+
+
+# -- selection and logic -------------------------------------------------------------------
+
+def where(t, condition, input, other):
+    like = input if is_tensor(input) else other
+    lhs = input if is_tensor(input) else scalar_like(t, input, like)
+    rhs = other if is_tensor(other) else scalar_like(t, other, like)
+    return t.emit(R.where(condition, lhs, rhs))
+
+
+def logical_not(t, input):
+    return t.emit(R.equal(input, const(np.asarray(False))))
+
+
+def any_(t, input, dim=None, keepdim=False):
+    """True where some element along ``dim`` is: a count of the true elements, above 0."""
+    counts = t.emit(R.astype(input, "int32"))
+    counts = t.emit(R.sum(counts, _dims(dim, len(t.shape_of(input))), keepdim))
+    return t.emit(R.greater(counts, const(np.asarray(0, "int32"))))
