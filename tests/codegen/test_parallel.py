@@ -84,3 +84,37 @@ def test_outlined_body_keeps_noalias(lib):
             and "_body" in line]
     assert body and "noalias" in body[0]
     assert "@GOMP_parallel" in ir_text
+
+
+def _run_in_forked_child(lib, conn):
+    """In a child forked after the parent ran parallel kernels: the parent's kernels and
+    one built here, each run once; the results go back through ``conn``."""
+    ids = np.full(N, -1, "int32")
+    lib["thread_ids"](ids)
+    private = np.zeros(N, "int64")
+    with Target("llvm --num-cores=2"):
+        compile_kernels(_parallel_with_private_buffer())["private_buffer"](private)
+    conn.send((ids, private))
+
+
+def test_a_child_forked_after_parallel_kernels_runs_them_on_one_thread(lib):
+    """libgomp's thread team does not survive fork: without the runtime's fork hook the
+    child's first parallel region waits forever for the parent's threads."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    lib["thread_ids"](np.zeros(N, "int32"))                  # the parent's team exists
+    parent_end, child_end = ctx.Pipe()
+    child = ctx.Process(target=_run_in_forked_child, args=(lib, child_end))
+    child.start()
+    finished = parent_end.poll(60)
+    if not finished:
+        child.kill()
+    child.join()
+    assert finished, "the forked child's parallel kernel did not finish in 60 s"
+    ids, private = parent_end.recv()
+    np.testing.assert_array_equal(ids, np.zeros(N, "int32"))   # one thread: thread 0
+    np.testing.assert_array_equal(private, 8 * np.arange(N, dtype="int64") + 28)
+
+
+def test_kernels_take_no_more_threads_than_openmp_allows(lib):
+    assert "@omp_get_max_threads" in lib.get_source("ll")

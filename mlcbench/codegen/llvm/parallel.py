@@ -20,6 +20,7 @@ speed for an i-k-j matmul).
 from __future__ import annotations
 
 import ctypes.util
+import functools
 import os
 from functools import lru_cache
 
@@ -45,7 +46,16 @@ def load_openmp_runtime() -> str:
     except RuntimeError as err:
         raise CodegenError(f"parallel loops need the OpenMP runtime libgomp, which could not be "
                            f"loaded ({name}): {err}") from None
+    os.register_at_fork(after_in_child=functools.partial(_one_thread_after_fork, name))
     return name
+
+
+def _one_thread_after_fork(library_name: str) -> None:
+    """A forked child inherits libgomp's record of the parent's thread team but not its
+    threads: its first parallel region would wait for them forever. Kernels take
+    ``min(num_cores, omp_get_max_threads())`` threads, so one thread here keeps every
+    parallel loop of the child (already built or built later) serial and correct."""
+    ctypes.CDLL(library_name).omp_set_num_threads(1)
 
 
 class ParallelLoops:
@@ -68,8 +78,15 @@ class ParallelLoops:
         worker = self._emit_parallel_worker(symbol, body_fn, frame_type, len(captured))
         gomp = self.declare_function("GOMP_parallel", ir.VoidType(),
                                      [T.POINTER, T.POINTER, T.I32, T.I32])
-        threads = ir.Constant(T.I32, self.ctx.num_threads)
-        self.builder.call(gomp, [worker, frame, threads, ir.Constant(T.I32, 0)])
+        self.builder.call(gomp, [worker, frame, self._thread_count(), ir.Constant(T.I32, 0)])
+
+    def _thread_count(self) -> ir.Value:
+        """``min(num_cores, omp_get_max_threads())``: the target's threads, fewer where the
+        OpenMP runtime allows fewer (OMP_NUM_THREADS, or one in a forked child)."""
+        allowed = self.builder.call(self.declare_function("omp_get_max_threads", T.I32, []), [])
+        wanted = ir.Constant(T.I32, self.ctx.num_threads)
+        return self.builder.select(self.builder.icmp_signed("<", allowed, wanted), allowed,
+                                   wanted)
 
     def _distinct_captures(self) -> list:
         """[(vars sharing the value, value)] for every value in scope, each value once
