@@ -75,35 +75,44 @@ class _FreshBinders(StmtExprMutator):
         return Let(self._fresh(let.var), value, self.visit(let.body))
 
 
-def unroll(loop: For, body=None):
-    """The statements of ``loop`` written out once per iteration."""
+def unroll(loop: For, body=None, simplify: bool = True):
+    """The statements of ``loop`` written out once per iteration (each copy simplified,
+    unless ``simplify`` is false because an enclosing unrolled loop will do it)."""
     body = loop.body if body is None else body
     copies = []
     for k in range(const_int(loop.extent)):
         copy = _FreshBinders({loop.loop_var: loop.min + k}).visit(body)
-        copies.append(simplify_stmt(copy))
+        copies.append(simplify_stmt(copy) if simplify else copy)
     return seq(*copies) if copies else Evaluate(0)
 
 
 class _Unroller(StmtExprMutator):
+    """Unrolls inner loops first; only the outermost unrolled loop of a nest simplifies
+    its copies, so each statement is simplified once, not once per enclosing unrolled
+    loop (a nest of three unrolled loops simplified the innermost body three times)."""
+
     def __init__(self, auto_max_step: int):
         self.auto_max_step = auto_max_step
+        self.inside_unrolled = False
 
     def visit_For(self, loop: For):
-        saved = self.auto_max_step
+        saved, saved_inside = self.auto_max_step, self.inside_unrolled
         if AUTO_STEP_ANNOTATION in loop.annotations:
             self.auto_max_step = int(loop.annotations[AUTO_STEP_ANNOTATION])
-        body = self.visit(loop.body)
-        limit, self.auto_max_step = self.auto_max_step, saved
         extent = const_int(loop.extent)
+        # Unrolling keeps the count of leaf statements, so the decision can be taken
+        # before the body is (and its inner loops are) unrolled.
+        unrolls = extent is not None and (loop.kind == ForKind.UNROLLED or (
+            loop.kind == ForKind.SERIAL and self.auto_max_step > 0
+            and extent * loop_steps(loop.body) <= self.auto_max_step))
+        self.inside_unrolled = saved_inside or unrolls
+        body = self.visit(loop.body)
+        self.auto_max_step, self.inside_unrolled = saved, saved_inside
+        if unrolls:
+            return unroll(loop, body, simplify=not saved_inside)
         if loop.kind == ForKind.UNROLLED:
-            if extent is None:
-                annotations = {**loop.annotations, UNROLL_HINT_ANNOTATION: 1}
-                return loop.replace(kind=ForKind.SERIAL, body=body, annotations=annotations)
-            return unroll(loop, body)
-        if (loop.kind == ForKind.SERIAL and extent is not None and limit > 0
-                and extent * loop_steps(body) <= limit):
-            return unroll(loop, body)
+            annotations = {**loop.annotations, UNROLL_HINT_ANNOTATION: 1}
+            return loop.replace(kind=ForKind.SERIAL, body=body, annotations=annotations)
         return loop if body is loop.body else loop.replace(body=body)
 
 
