@@ -44,6 +44,10 @@ _ELEMENTWISE = {
     "_to_copy.default": shape_ops.to, "to.dtype": shape_ops.to,
     "type_as.default": shape_ops.type_as, "where.self": ops.where,
     "logical_not.default": ops.logical_not, "any.dim": ops.any_,
+    "masked_fill.Scalar": ops.masked_fill, "masked_fill.Tensor": ops.masked_fill,
+    "masked_fill_.Scalar": ops.masked_fill, "where.ScalarSelf": ops.where,
+    "where.ScalarOther": ops.where, "reciprocal.default": ops.reciprocal,
+    "_assert_tensor_metadata.default": ops.no_value,
 }
 
 _NN = {
@@ -56,6 +60,7 @@ _NN = {
     "_native_batch_norm_legit_no_training.default": ops.batch_norm_no_training,
     "linear.default": ops.linear, "matmul.default": ops.matmul, "mm.default": ops.matmul,
     "bmm.default": ops.matmul, "addmm.default": ops.addmm,
+    "baddbmm.default": ops.addmm,
     "conv2d.default": nn_ops.conv2d, "conv2d.padding": nn_ops.conv2d,
     "convolution.default": nn_ops.convolution,
     "conv_transpose2d.input": nn_ops.conv_transpose2d,
@@ -64,7 +69,7 @@ _NN = {
     "avg_pool2d.default": nn_ops.avg_pool2d,
     "adaptive_avg_pool2d.default": nn_ops.adaptive_avg_pool2d,
     "_adaptive_avg_pool2d.default": nn_ops.adaptive_avg_pool2d,
-    "embedding.default": nn_ops.embedding,
+    "embedding.default": nn_ops.embedding_aten,
     "scaled_dot_product_attention.default": attention.scaled_dot_product_attention,
 }
 
@@ -78,7 +83,8 @@ _SHAPES = {
     "expand.default": shape_ops.expand, "repeat.default": shape_ops.repeat,
     "cat.default": shape_ops.cat, "concat.default": shape_ops.cat,
     "stack.default": shape_ops.stack, "select.int": shape_ops.select,
-    "slice.Tensor": shape_ops.slice_, "split.Tensor": shape_ops.split,
+    "narrow.default": shape_ops.narrow, "slice.Tensor": shape_ops.slice_,
+    "index.Tensor": shape_ops.index, "split.Tensor": shape_ops.split,
     "split_with_sizes.default": shape_ops.split, "chunk.default": shape_ops.chunk,
     "unbind.int": shape_ops.unbind, "sym_size.int": shape_ops.sym_size,
     "full_like.default": shape_ops.full_like, "zeros_like.default": shape_ops.zeros_like,

@@ -18,29 +18,30 @@ from . import attention, modules, nn_ops, ops, shape_ops
 from .base import GraphTranslator, param_name
 
 FUNCTIONS = {
-    # arithmetic (operator.*, torch.*) and shape arithmetic on Python ints
+    # arithmetic (operator.*, torch.*), also on the Python ints of shapes
     "add": ops.add, "iadd": ops.add, "sub": ops.sub, "isub": ops.sub, "rsub": ops.rsub,
     "mul": ops.mul, "imul": ops.mul, "truediv": ops.div, "div": ops.div,
-    "floordiv": ops.floordiv, "pow": ops.pow_, "neg": ops.neg, "maximum": ops.maximum,
-    "minimum": ops.minimum, "eq": ops.eq, "ne": ops.ne, "lt": ops.lt, "le": ops.le,
-    "gt": ops.gt, "ge": ops.ge,
+    "floordiv": ops.floordiv, "floor_divide": ops.floordiv, "pow": ops.pow_, "neg": ops.neg,
+    "maximum": ops.maximum, "minimum": ops.minimum, "eq": ops.eq, "ne": ops.ne,
+    "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge,
     # elementwise functions
     "relu": ops.relu, "relu6": ops.relu6, "gelu": ops.gelu, "silu": ops.silu,
     "sigmoid": ops.sigmoid, "tanh": ops.tanh, "exp": ops.exp, "log": ops.log,
-    "sqrt": ops.sqrt, "rsqrt": ops.rsqrt, "erf": ops.erf, "abs": ops.abs_,
-    "clamp": ops.clamp, "clip": ops.clamp, "hardtanh": ops.hardtanh,
+    "sqrt": ops.sqrt, "rsqrt": ops.rsqrt, "reciprocal": ops.reciprocal, "erf": ops.erf,
+    "abs": ops.abs_, "clamp": ops.clamp, "clip": ops.clamp, "hardtanh": ops.hardtanh,
     "hardsigmoid": nn_ops.hardsigmoid, "hardswish": nn_ops.hardswish,
     "leaky_relu": nn_ops.leaky_relu, "dropout": ops.dropout, "where": ops.where,
-    "logical_not": ops.logical_not, "any": ops.any_,
+    "masked_fill": ops.masked_fill, "logical_not": ops.logical_not, "any": ops.any_,
     # reductions and normalization
     "softmax": ops.softmax, "log_softmax": ops.log_softmax, "mean": ops.mean,
     "sum": ops.sum_, "amax": ops.amax, "amin": ops.amin, "layer_norm": ops.layer_norm,
     "batch_norm": ops.batch_norm,
     # linear algebra, convolution, pooling, attention
     "matmul": ops.matmul, "bmm": ops.matmul, "mm": ops.matmul, "linear": ops.linear,
-    "addmm": ops.addmm, "conv2d": nn_ops.conv2d, "conv_transpose2d": nn_ops.conv_transpose2d,
-    "max_pool2d": nn_ops.max_pool2d, "avg_pool2d": nn_ops.avg_pool2d,
-    "adaptive_avg_pool2d": nn_ops.adaptive_avg_pool2d, "embedding": nn_ops.embedding,
+    "addmm": ops.addmm, "baddbmm": ops.addmm, "conv2d": nn_ops.conv2d,
+    "conv_transpose2d": nn_ops.conv_transpose2d, "max_pool2d": nn_ops.max_pool2d,
+    "avg_pool2d": nn_ops.avg_pool2d, "adaptive_avg_pool2d": nn_ops.adaptive_avg_pool2d,
+    "embedding": nn_ops.embedding,
     "scaled_dot_product_attention": attention.scaled_dot_product_attention,
     # shapes and indexing
     "getitem": shape_ops.getitem, "getattr": shape_ops.getattr_,
@@ -48,28 +49,37 @@ FUNCTIONS = {
     "permute": shape_ops.permute, "transpose": shape_ops.transpose,
     "unsqueeze": shape_ops.unsqueeze, "squeeze": shape_ops.squeeze, "cat": shape_ops.cat,
     "concat": shape_ops.cat, "stack": shape_ops.stack, "split": shape_ops.split,
-    "chunk": shape_ops.chunk, "unbind": shape_ops.unbind, "numel": shape_ops.numel,
-    "full_like": shape_ops.full_like, "zeros_like": shape_ops.zeros_like,
-    "ones_like": shape_ops.ones_like,
+    "chunk": shape_ops.chunk, "unbind": shape_ops.unbind, "select": shape_ops.select,
+    "narrow": shape_ops.narrow, "numel": shape_ops.numel, "full_like": shape_ops.full_like,
+    "zeros_like": shape_ops.zeros_like, "ones_like": shape_ops.ones_like,
 }
 
 METHODS = {f"Tensor.{name}": convert for name, convert in {
+    # arithmetic and elementwise
     "add": ops.add, "sub": ops.sub, "mul": ops.mul, "div": ops.div, "pow": ops.pow_,
-    "neg": ops.neg, "relu": ops.relu, "sigmoid": ops.sigmoid, "tanh": ops.tanh,
-    "exp": ops.exp, "sqrt": ops.sqrt, "rsqrt": ops.rsqrt, "clamp": ops.clamp,
+    "floor_divide": ops.floordiv, "neg": ops.neg, "abs": ops.abs_, "relu": ops.relu,
+    "gelu": ops.gelu, "silu": ops.silu, "sigmoid": ops.sigmoid, "tanh": ops.tanh,
+    "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "rsqrt": ops.rsqrt,
+    "reciprocal": ops.reciprocal, "erf": ops.erf, "clamp": ops.clamp,
+    "masked_fill": ops.masked_fill, "masked_fill_": ops.masked_fill, "where": ops.where,
+    "logical_not": ops.logical_not,
+    # reductions and linear algebra
     "softmax": ops.softmax, "log_softmax": ops.log_softmax, "mean": ops.mean,
     "sum": ops.sum_, "amax": ops.amax, "matmul": ops.matmul,
+    # values as they are
     "contiguous": ops.identity, "clone": ops.identity, "detach": ops.identity,
+    # shapes, indexing and dtypes
     "view": shape_ops.reshape, "reshape": shape_ops.reshape, "flatten": shape_ops.flatten,
     "unflatten": shape_ops.unflatten, "permute": shape_ops.permute,
     "transpose": shape_ops.transpose, "t": shape_ops.t_, "unsqueeze": shape_ops.unsqueeze,
     "squeeze": shape_ops.squeeze, "expand": shape_ops.expand,
     "expand_as": shape_ops.expand_as, "repeat": shape_ops.repeat, "split": shape_ops.split,
-    "chunk": shape_ops.chunk, "unbind": shape_ops.unbind, "size": shape_ops.size,
-    "dim": shape_ops.dim, "numel": shape_ops.numel, "to": shape_ops.to,
-    "type_as": shape_ops.type_as, "float": shape_ops.cast_to("float32"),
-    "half": shape_ops.cast_to("float16"), "long": shape_ops.cast_to("int64"),
-    "int": shape_ops.cast_to("int32"), "bool": shape_ops.cast_to("bool"),
+    "chunk": shape_ops.chunk, "unbind": shape_ops.unbind, "select": shape_ops.select,
+    "narrow": shape_ops.narrow, "size": shape_ops.size, "dim": shape_ops.dim,
+    "numel": shape_ops.numel, "to": shape_ops.to, "type_as": shape_ops.type_as,
+    "float": shape_ops.cast_to("float32"), "half": shape_ops.cast_to("float16"),
+    "long": shape_ops.cast_to("int64"), "int": shape_ops.cast_to("int32"),
+    "bool": shape_ops.cast_to("bool"),
 }.items()}
 
 MODULES = modules.TABLE

@@ -117,6 +117,12 @@ def embedding(t, input, weight, padding_idx=None, max_norm=None, *_, **__):
     return t.emit(R.take(weight, input, axis=0))
 
 
+def embedding_aten(t, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
+                   sparse=False):
+    """``aten.embedding`` takes the table first, unlike ``F.embedding``."""
+    return embedding(t, indices, weight)
+
+
 def leaky_relu(t, input, negative_slope=0.01, inplace=False):
     return t.emit(R.nn.leakyrelu(input, negative_slope))
 

@@ -142,6 +142,15 @@ def clamp(t, input, min=None, max=None):  # noqa: A002 (torch's names)
     return out
 
 
+def reciprocal(t, input):
+    return t.emit(R.divide(scalar_like(t, 1.0, input), input))
+
+
+def no_value(t, *_, **__):
+    """Checks torch.export inserts (``_assert_tensor_metadata``): nothing to compute."""
+    return None
+
+
 def identity(t, input, *_, **__):
     """``contiguous``, ``clone``, ``detach``, dropout at inference: the value itself."""
     return input
@@ -236,7 +245,7 @@ def matmul(t, input, other):
 
 
 def addmm(t, input, mat1, mat2, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat1 @ mat2)``; torch's decomposition of ``linear``."""
+    """``beta * input + alpha * (mat1 @ mat2)``: ``linear`` decomposed, and ``baddbmm``."""
     out = t.emit(R.matmul(mat1, mat2))
     if alpha != 1:
         out = mul(t, out, alpha)
@@ -257,6 +266,12 @@ def where(t, condition, input, other):
     lhs = input if is_tensor(input) else scalar_like(t, input, like)
     rhs = other if is_tensor(other) else scalar_like(t, other, like)
     return t.emit(R.where(condition, lhs, rhs))
+
+
+def masked_fill(t, input, mask, value):
+    """``x.masked_fill(mask, v)``: ``v`` where ``mask`` is True (HF attention masks)."""
+    fill = value if is_tensor(value) else scalar_like(t, value, input)
+    return t.emit(R.where(mask, fill, input))
 
 
 def logical_not(t, input):

@@ -254,6 +254,11 @@ def index_tensor(t, x, index):
     return t.emit(R.expand_dims(x, new)) if new else x
 
 
+def index(t, input, indices):
+    """``aten.index.Tensor``: ``x[:, idx]`` as a list of per-axis tensors (None = all)."""
+    return index_tensor(t, input, tuple(slice(None) if i is None else i for i in indices))
+
+
 def select(t, input, dim, index):
     ndim = len(t.shape_of(input))
     return index_tensor(t, input, (slice(None),) * normalize_dim(dim, ndim) + (index,))
@@ -265,13 +270,19 @@ def slice_(t, input, dim=0, start=None, end=None, step=1):
                         + (slice(start, end, step),))
 
 
-def full_like(t, input, fill_value, **_):
-    return const(np.full(t.shape_of(input), fill_value, t.dtype_of(input)))
+def narrow(t, input, dim, start, length):
+    return slice_(t, input, dim, start, start + length)
 
 
-def zeros_like(t, input, **kwargs):
-    return full_like(t, input, 0)
+def full_like(t, input, fill_value, *, dtype=None, **_):
+    """A constant of ``input``'s shape (and dtype, unless ``dtype`` is given)."""
+    dtype = torch_dtype(dtype) if dtype is not None else t.dtype_of(input)
+    return const(np.full(t.shape_of(input), fill_value, dtype))
 
 
-def ones_like(t, input, **kwargs):
-    return full_like(t, input, 1)
+def zeros_like(t, input, *, dtype=None, **_):
+    return full_like(t, input, 0, dtype=dtype)
+
+
+def ones_like(t, input, *, dtype=None, **_):
+    return full_like(t, input, 1, dtype=dtype)
