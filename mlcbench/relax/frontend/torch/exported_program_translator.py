@@ -29,7 +29,7 @@ _ELEMENTWISE = {
     "pow.Tensor_Tensor": ops.pow_, "neg.default": ops.neg, "maximum.default": ops.maximum,
     "minimum.default": ops.minimum, "eq.Tensor": ops.eq, "eq.Scalar": ops.eq,
     "ne.Tensor": ops.ne, "ne.Scalar": ops.ne, "lt.Tensor": ops.lt, "lt.Scalar": ops.lt,
-    "le.Tensor": ops.le, "gt.Tensor": ops.gt, "gt.Scalar": ops.gt, "ge.Tensor": ops.ge,
+    "le.Tensor": ops.le, "le.Scalar": ops.le, "ge.Scalar": ops.ge, "gt.Tensor": ops.gt, "gt.Scalar": ops.gt, "ge.Tensor": ops.ge,
     "relu.default": ops.relu, "relu_.default": ops.relu, "relu6.default": ops.relu6,
     "gelu.default": ops.gelu, "silu.default": ops.silu, "silu_.default": ops.silu,
     "sigmoid.default": ops.sigmoid, "tanh.default": ops.tanh, "exp.default": ops.exp,
@@ -43,7 +43,8 @@ _ELEMENTWISE = {
     "alias.default": ops.identity, "lift_fresh_copy.default": ops.identity,
     "_to_copy.default": shape_ops.to, "to.dtype": shape_ops.to,
     "type_as.default": shape_ops.type_as, "where.self": ops.where,
-    "logical_not.default": ops.logical_not, "any.dim": ops.any_,
+    "logical_not.default": ops.logical_not, "logical_and.default": ops.logical_and,
+    "logical_or.default": ops.logical_or, "any.dim": ops.any_,
     "masked_fill.Scalar": ops.masked_fill, "masked_fill.Tensor": ops.masked_fill,
     "masked_fill_.Scalar": ops.masked_fill, "where.ScalarSelf": ops.where,
     "where.ScalarOther": ops.where, "reciprocal.default": ops.reciprocal,
@@ -89,6 +90,10 @@ _SHAPES = {
     "unbind.int": shape_ops.unbind, "sym_size.int": shape_ops.sym_size,
     "full_like.default": shape_ops.full_like, "zeros_like.default": shape_ops.zeros_like,
     "ones_like.default": shape_ops.ones_like, "getitem": shape_ops.getitem,
+    "arange.default": shape_ops.arange, "arange.start": shape_ops.arange,
+    "arange.start_step": shape_ops.arange, "full.default": shape_ops.full,
+    "zeros.default": shape_ops.zeros, "ones.default": shape_ops.ones,
+    "scalar_tensor.default": shape_ops.scalar_tensor,
 }
 
 TABLE = {**_ELEMENTWISE, **_NN, **_SHAPES}

@@ -31,7 +31,8 @@ FUNCTIONS = {
     "abs": ops.abs_, "clamp": ops.clamp, "clip": ops.clamp, "hardtanh": ops.hardtanh,
     "hardsigmoid": nn_ops.hardsigmoid, "hardswish": nn_ops.hardswish,
     "leaky_relu": nn_ops.leaky_relu, "dropout": ops.dropout, "where": ops.where,
-    "masked_fill": ops.masked_fill, "logical_not": ops.logical_not, "any": ops.any_,
+    "masked_fill": ops.masked_fill, "logical_not": ops.logical_not,
+    "logical_and": ops.logical_and, "logical_or": ops.logical_or, "any": ops.any_,
     # reductions and normalization
     "softmax": ops.softmax, "log_softmax": ops.log_softmax, "mean": ops.mean,
     "sum": ops.sum_, "amax": ops.amax, "amin": ops.amin, "layer_norm": ops.layer_norm,
@@ -52,6 +53,9 @@ FUNCTIONS = {
     "chunk": shape_ops.chunk, "unbind": shape_ops.unbind, "select": shape_ops.select,
     "narrow": shape_ops.narrow, "numel": shape_ops.numel, "full_like": shape_ops.full_like,
     "zeros_like": shape_ops.zeros_like, "ones_like": shape_ops.ones_like,
+    # new tensors from static arguments
+    "arange": shape_ops.arange, "full": shape_ops.full, "zeros": shape_ops.zeros,
+    "ones": shape_ops.ones,
 }
 
 METHODS = {f"Tensor.{name}": convert for name, convert in {

@@ -274,6 +274,14 @@ def masked_fill(t, input, mask, value):
     return t.emit(R.where(mask, fill, input))
 
 
+def logical_and(t, input, other):
+    return t.emit(R.where(input, other, const(np.asarray(False))))
+
+
+def logical_or(t, input, other):
+    return t.emit(R.where(input, const(np.asarray(True)), other))
+
+
 def logical_not(t, input):
     return t.emit(R.equal(input, const(np.asarray(False))))
 

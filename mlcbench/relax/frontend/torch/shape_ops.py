@@ -286,3 +286,36 @@ def zeros_like(t, input, *, dtype=None, **_):
 
 def ones_like(t, input, *, dtype=None, **_):
     return full_like(t, input, 1, dtype=dtype)
+
+
+# -- creation (static arguments, so the results are constants) ------------------------------
+
+def _creation_dtype(dtype, *values) -> str:
+    """torch's choice: the given dtype, else bool, int64 or the default float32."""
+    if dtype is not None:
+        return torch_dtype(dtype)
+    if all(isinstance(v, bool) for v in values):
+        return "bool"
+    return "int64" if all(isinstance(v, int) for v in values) else "float32"
+
+
+def arange(t, start, end=None, step=1, *, dtype=None, **_):
+    if end is None:
+        start, end = 0, start
+    return const(np.arange(start, end, step, dtype=_creation_dtype(dtype, start, end, step)))
+
+
+def full(t, size, fill_value, *, dtype=None, **_):
+    return const(np.full(tuple(size), fill_value, _creation_dtype(dtype, fill_value)))
+
+
+def zeros(t, *size, dtype=None, **_):
+    return const(np.zeros(tuple(_varargs(size)), _creation_dtype(dtype, 0.0)))
+
+
+def ones(t, *size, dtype=None, **_):
+    return const(np.ones(tuple(_varargs(size)), _creation_dtype(dtype, 1.0)))
+
+
+def scalar_tensor(t, s, *, dtype=None, **_):
+    return const(np.asarray(s, _creation_dtype(dtype, float(s))))

@@ -37,7 +37,8 @@ class Shapes(nn.Module):
         e, f = torch.chunk(x, 2, dim=3)[0], x.split([1, 2], dim=1)[1]
         g = y.repeat(2, 1, 1, 2)
         h = torch.unbind(x, 1)[2] + x.shape[3]
-        return a, b, c, d, e, f, g, h, x[0, 0].t()
+        i = x + torch.arange(5, dtype=torch.float32) * torch.ones(4, 1)
+        return a, b, c, d, e, f, g, h, i, x[0, 0].t()
 
 
 def test_shapes(assert_like_torch):
