@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from .errors import IRError
+
 _PRINTERS: list[Callable[[object], str | None]] = []
 
 
@@ -78,6 +80,30 @@ class Node:
 def _fallback_repr(obj) -> str:
     parts = ", ".join(f"{f.name}={getattr(obj, f.name)!r}" for f in dataclasses.fields(obj))
     return f"{type(obj).__name__}({parts})"
+
+
+UNSET = object()    # "no value given": None is a value an attribute may hold
+
+
+def merge_attrs(attrs: dict, key_or_dict, value=UNSET, where: str = "with_attr") -> dict:
+    """``attrs`` with new entries, in the two forms TVM's ``with_attr`` takes:
+    ``merge_attrs(a, "global_symbol", "main")`` or ``merge_attrs(a, {"global_symbol": "main"})``.
+    """
+    if isinstance(key_or_dict, dict):
+        if value is not UNSET:
+            raise IRError(f"{where}: expected a key and a value, or one dict of attributes; "
+                          f"found a dict and the value {value!r}")
+        new = dict(key_or_dict)
+    elif value is UNSET:
+        raise IRError(f"{where}: attribute {key_or_dict!r} needs a value, as in "
+                      f"{where}({key_or_dict!r}, value), or pass a dict of attributes")
+    else:
+        new = {key_or_dict: value}
+    bad = [k for k in new if not isinstance(k, str)]
+    if bad:
+        raise IRError(f"{where}: attribute names are strings, found {bad[0]!r} "
+                      f"({type(bad[0]).__name__})")
+    return {**attrs, **new}
 
 
 def children(obj):

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..ir.errors import IRError
 from ..ir.module import GlobalVar
-from ..ir.node import Node, defines, ignored, node
+from ..ir.node import UNSET, Node, defines, ignored, merge_attrs, node
 from ..ir.op import Op
 from ..tir.expr import PrimExpr, convert
 from .struct_info import (FuncStructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo,
@@ -301,8 +301,13 @@ class Function(Expr):
         return FuncStructInfo([p.struct_info for p in self.params], self.ret_struct_info,
                               self.is_pure)
 
-    def with_attr(self, key: str, value) -> "Function":
-        return self.replace(attrs={**self.attrs, key: value})
+    def with_attr(self, key_or_dict, value=UNSET) -> "Function":
+        """A copy with attributes set: a key and a value, or one dict (as in TVM)."""
+        return self.replace(attrs=merge_attrs(self.attrs, key_or_dict, value,
+                                              "Function.with_attr"))
+
+    def with_attrs(self, attrs: dict) -> "Function":
+        return self.replace(attrs=merge_attrs(self.attrs, attrs, where="Function.with_attrs"))
 
     def without_attr(self, key: str) -> "Function":
         return self.replace(attrs={k: v for k, v in self.attrs.items() if k != key})

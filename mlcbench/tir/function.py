@@ -1,7 +1,7 @@
 """PrimFunc: a tensor program with buffer parameters."""
 from __future__ import annotations
 
-from ..ir.node import Node, defines, node
+from ..ir.node import UNSET, Node, defines, merge_attrs, node
 from .buffer import Buffer
 from .expr import Var
 from .stmt import Stmt
@@ -28,8 +28,17 @@ class PrimFunc(Node):
         if self.attrs is None:
             object.__setattr__(self, "attrs", {})
 
-    def with_attr(self, key: str, value) -> "PrimFunc":
-        return self.replace(attrs={**self.attrs, key: value})
+    def with_attr(self, key_or_dict, value=UNSET) -> "PrimFunc":
+        """A copy with attributes set: ``f.with_attr("global_symbol", "main")`` or
+        ``f.with_attr({"global_symbol": "main", "tir.noalias": True})``."""
+        return self.replace(attrs=merge_attrs(self.attrs, key_or_dict, value,
+                                              "PrimFunc.with_attr"))
+
+    def with_attrs(self, attrs: dict) -> "PrimFunc":
+        return self.replace(attrs=merge_attrs(self.attrs, attrs, where="PrimFunc.with_attrs"))
+
+    def without_attr(self, key: str) -> "PrimFunc":
+        return self.replace(attrs={k: v for k, v in self.attrs.items() if k != key})
 
     def with_body(self, body: Stmt) -> "PrimFunc":
         return self.replace(body=body)
