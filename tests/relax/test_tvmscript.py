@@ -218,3 +218,44 @@ def test_older_course_spelling_is_accepted():
         'out_sinfo=R.Tensor((1, 128), dtype="float32"))', '(1, 128), dtype="float32")')
     assert "R.call_tir(linear0, (x, w0, b0), (1, 128), dtype=" in text
     tvm.ir.assert_structural_equal(from_source(text), MyModule)
+
+
+def test_cls_assigned_from_the_class_names_the_module_being_defined():
+    # Course chapter 4 writes `cls = MyModule` inside the class; an earlier cell had bound
+    # MyModule to another module (here: this file's MyModule), which must not be used.
+    @I.ir_module
+    class MyModule:
+        @T.prim_func
+        def relu0(X: T.Buffer((1, 4), "float32"), Y: T.Buffer((1, 4), "float32")):
+            for i, j in T.grid(1, 4):
+                with T.block("Y"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    Y[vi, vj] = T.max(X[vi, vj], T.float32(0))
+
+        @R.function
+        def main(x: R.Tensor((1, 4), "float32")):
+            with R.dataflow():
+                cls = MyModule
+                out = R.call_tir(cls.relu0, (x,), out_sinfo=R.Tensor((1, 4), dtype="float32"))
+                R.output(out)
+            return out
+
+    (binding,) = MyModule["main"].body.blocks[0].bindings
+    assert binding.value.args[0] is MyModule.get_global_var("relu0")
+    vm = relax.VirtualMachine(relax.build(MyModule, "llvm"), tvm.cpu())
+    x = np.array([[-1, 2, -3, 4]], "float32")
+    np.testing.assert_allclose(vm["main"](tvm.nd.array(x)).numpy(), np.maximum(x, 0))
+
+
+def test_cls_equals_module_in_text_as_tvm_prints_it():
+    text = MyModule.script().replace("        with R.dataflow():",
+                                     "        cls = Module\n        with R.dataflow():", 1)
+    assert "cls = Module" in text
+    tvm.ir.assert_structural_equal(from_source(text), MyModule)
+
+
+def test_module_name_used_as_a_value_is_refused():
+    text = MyModule.script().replace("R.output(out)",
+                                     "y = R.add(out, Module)\n            R.output(out)")
+    with pytest.raises(ParseError, match="module being defined: bind it with `cls = Module`"):
+        from_source(text)

@@ -37,6 +37,7 @@ class _FunctionParser:
         self.scope: dict = {}
         self.symbols: dict = {}
         self.attrs: dict = {}
+        self.module_aliases: set = {"cls"}    # names bound by ``cls = Module``
 
     def error(self, node, message):
         return self.source.error(node, message)
@@ -61,8 +62,7 @@ class _FunctionParser:
         if isinstance(node, ast.Name):
             return self.lookup(node)
         if isinstance(node, ast.Attribute):
-            if isinstance(node.value, ast.Name) and node.value.id == "cls" \
-                    and "cls" not in self.scope:
+            if isinstance(node.value, ast.Name) and self.names_module(node.value.id):
                 return self.global_var(node)
             owner = self._eval(node.value)
             if not self.source.trusted:
@@ -88,9 +88,20 @@ class _FunctionParser:
             return self.subscript(node)
         raise self.error(node, f"unsupported syntax in a Relax function: {ast.unparse(node)}")
 
+    def names_module(self, name: str) -> bool:
+        """Whether ``name`` stands for the enclosing module: ``cls``, an alias made by
+        ``cls = Module``, or the class's own name (not an earlier object of that name)."""
+        if name in self.scope:
+            return False
+        return name in self.module_aliases or (self.module is not None
+                                               and name == self.module.name)
+
     def lookup(self, node: ast.Name):
         if node.id in self.scope:
             return self.scope[node.id]
+        if self.module is not None and node.id == self.module.name:
+            raise self.error(node, f"'{node.id}' is the module being defined: bind it with "
+                                   f"`cls = {node.id}` and call its functions as `cls.f`")
         if node.id in self.env:
             return self.env[node.id]
         if self.module is not None and node.id in self.module.global_vars:
@@ -231,6 +242,11 @@ class _FunctionParser:
 
     def assignment(self, stmt, bindings, outputs):
         name = self.target_name(stmt)
+        if isinstance(stmt.value, ast.Name) and self.names_module(stmt.value.id):
+            # ``cls = Module`` (TVM prints it first in a function): no binding, an alias
+            self.scope.pop(name, None)
+            self.module_aliases.add(name)
+            return
         value = self.eval(stmt.value)
         annotation = getattr(stmt, "annotation", None)
         if isinstance(value, R_ns.MatchCastSpec):

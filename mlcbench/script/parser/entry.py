@@ -36,6 +36,9 @@ class ModuleContext:
     """What the functions of one ``@I.ir_module`` class share while being parsed."""
     global_vars: dict = field(default_factory=dict)   # name -> GlobalVar
     attrs: dict = field(default_factory=dict)
+    # The class's own name: inside it, ``cls = Module`` names the module being defined
+    # (as TVM prints it), not whatever an earlier cell bound to that name.
+    name: str | None = None
 
 
 @dataclass
@@ -119,7 +122,7 @@ def ir_module(cls) -> IRModule:
     members = [(name, value) for name, value in vars(cls).items()
                if isinstance(value, DeferredFunction)]
     context = ModuleContext({name: GlobalVar(name) for name, _ in members},
-                            dict(vars(cls).get("__module_attrs__", {})))
+                            dict(vars(cls).get("__module_attrs__", {})), cls.__name__)
     module = IRModule(attrs=context.attrs)
     for name, member in members:
         module[context.global_vars[name]] = member.parse(context)
@@ -218,7 +221,7 @@ def _parse_class(cdef: ast.ClassDef, source: Source, evaluator: Evaluator) -> IR
     if not any(_decorator(d, evaluator)[0] is I_ns.ir_module for d in cdef.decorator_list):
         raise source.error(cdef, f"class '{cdef.name}' needs the @I.ir_module decorator")
     functions = [s for s in cdef.body if isinstance(s, ast.FunctionDef)]
-    context = ModuleContext({f.name: GlobalVar(f.name) for f in functions})
+    context = ModuleContext({f.name: GlobalVar(f.name) for f in functions}, name=cdef.name)
     for stmt in cdef.body:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
                 and ast.unparse(stmt.value.func).endswith("module_attrs"):
