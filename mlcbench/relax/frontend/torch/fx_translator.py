@@ -11,6 +11,8 @@ and per ``torch.nn`` module that symbolic tracing keeps whole (``nn.Conv2d``).
 """
 from __future__ import annotations
 
+import contextlib
+
 from ....ir.errors import IRError
 from ...expr import Var
 from ...struct_info import TensorStructInfo
@@ -121,6 +123,17 @@ class FXTranslator(GraphTranslator):
         if tensor is None:
             return None
         return self.weight(tensor, f"{self.module_path}.{attr}")
+
+    @contextlib.contextmanager
+    def submodule(self, name: str):
+        """Name weights of a child module (``self_attn``) under its own path while a
+        converter of the parent reads them."""
+        saved = self.module_path
+        self.module_path = f"{saved}.{name}"
+        try:
+            yield
+        finally:
+            self.module_path = saved
 
     def translate(self, input_vars):
         inputs = iter(input_vars)

@@ -110,6 +110,54 @@ def embedding(t, module, input):
     return nn_ops.embedding(t, input, t.module_weight(module, "weight"))
 
 
+def _feed_forward(t, layer, x):
+    activation = layer.activation
+    name = activation if isinstance(activation, str) else \
+        getattr(activation, "__name__", type(activation).__name__).lower()
+    if name not in _ACTIVATIONS:
+        raise IRError(f"TransformerEncoderLayer: activation {name!r} is not supported "
+                      f"({', '.join(sorted(_ACTIVATIONS))} are)")
+    with t.submodule("linear1"):
+        hidden = linear(t, layer.linear1, x)
+    with t.submodule("linear2"):
+        return linear(t, layer.linear2, _ACTIVATIONS[name](t, hidden))
+
+
+def _layer_norm_of(t, layer, name, x):
+    with t.submodule(name):
+        return layer_norm(t, getattr(layer, name), x)
+
+
+def transformer_encoder_layer(t, module, src, src_mask=None, src_key_padding_mask=None,
+                              is_causal=False):
+    """``nn.TransformerEncoderLayer`` (post-norm, or pre-norm with ``norm_first``)."""
+    def self_attention(x):
+        with t.submodule("self_attn"):
+            return multihead_attention(t, module.self_attn, x, x, x, src_key_padding_mask,
+                                       False, src_mask, True, is_causal)[0]
+    x = src
+    if module.norm_first:
+        x = ops.add(t, x, self_attention(_layer_norm_of(t, module, "norm1", x)))
+        return ops.add(t, x, _feed_forward(t, module, _layer_norm_of(t, module, "norm2", x)))
+    x = _layer_norm_of(t, module, "norm1", ops.add(t, x, self_attention(x)))
+    return _layer_norm_of(t, module, "norm2", ops.add(t, x, _feed_forward(t, module, x)))
+
+
+def transformer_encoder(t, module, src, mask=None, src_key_padding_mask=None,
+                        is_causal=None):
+    """``nn.TransformerEncoder``: its layers in turn, then its optional norm."""
+    x = src
+    for k, layer in enumerate(module.layers):
+        with t.submodule(f"layers.{k}"):
+            x = transformer_encoder_layer(t, layer, x, mask, src_key_padding_mask,
+                                          bool(is_causal))
+    if module.norm is not None:
+        x = _layer_norm_of(t, module, "norm", x)
+    return x
+
+
+_ACTIVATIONS = {"relu": ops.relu, "gelu": ops.gelu, "silu": ops.silu}
+
 TABLE = {
     "nn.Linear": linear, "nn.Conv2d": conv2d, "nn.ConvTranspose2d": conv_transpose2d,
     "nn.BatchNorm2d": batch_norm2d, "nn.LayerNorm": layer_norm,
@@ -124,4 +172,6 @@ TABLE = {
     "nn.Flatten": flatten, "nn.Unflatten": unflatten, "nn.Embedding": embedding,
     "nn.Dropout": identity, "nn.Identity": identity,
     "nn.MultiheadAttention": multihead_attention,
+    "nn.TransformerEncoderLayer": transformer_encoder_layer,
+    "nn.TransformerEncoder": transformer_encoder,
 }

@@ -125,8 +125,7 @@ def silu(t, input, inplace=False):
 
 
 def hardtanh(t, input, min_val=-1.0, max_val=1.0, inplace=False):
-    low = t.emit(R.maximum(input, scalar_like(t, min_val, input)))
-    return t.emit(R.minimum(low, scalar_like(t, max_val, input)))
+    return t.emit(R.clip(input, min_val, max_val))
 
 
 def relu6(t, input, inplace=False):

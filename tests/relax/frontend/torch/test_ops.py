@@ -143,3 +143,21 @@ def test_embedding_and_layer_norm_without_affine(assert_like_torch):
     torch.manual_seed(0)
     assert_like_torch(Embeddings(), [np.array([[1, 4, 9], [0, 0, 3]], "int64")],
                       rtol=1e-4, atol=1e-5)
+
+
+class Encoders(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.post_norm = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True)
+        self.pre_norm = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(16, 4, 32, activation="gelu", norm_first=True,
+                                       batch_first=True), 2, norm=nn.LayerNorm(16),
+            enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.post_norm(x), self.pre_norm(x)
+
+
+def test_transformer_encoder_modules(assert_like_torch):
+    torch.manual_seed(0)
+    assert_like_torch(Encoders(), [randn(2, 5, 16)], rtol=1e-4, atol=1e-5)
