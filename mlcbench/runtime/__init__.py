@@ -17,6 +17,8 @@ from .library import load_module
 from .metadata import METADATA_SYMBOL, KernelSpec, ParamSpec, decode_metadata, encode_metadata
 from .module import FunctionNotFoundError, Module
 from .ndarray import NDArray
+from .package import Package, PackageError, load_package
+from .param_dict import load_param_dict, save_param_dict
 from .packed_func import PackedFunc
 from .registry import (get_global_func, list_global_func_names, register_func,
                        remove_global_func)
@@ -26,5 +28,6 @@ __all__ = [
     "PackedFunc", "KernelSpec", "ParamSpec", "BenchmarkResult", "measure", "load_module",
     "register_func", "get_global_func", "list_global_func_names", "remove_global_func",
     "METADATA_SYMBOL", "encode_metadata", "decode_metadata", "ArgumentTypeError",
-    "ArgumentValueError", "FunctionNotFoundError",
+    "ArgumentValueError", "FunctionNotFoundError", "Package", "PackageError", "load_package",
+    "load_param_dict", "save_param_dict",
 ]

@@ -61,6 +61,9 @@ def export_library(module: Module, file_name, fcompile=None, workspace_dir=None,
     ``fcompile(output, [object_paths])`` replaces the default linker, as in TVM.
     """
     file_name = os.fspath(file_name)
+    if file_name.endswith(".tar"):     # the older tutorials' lib.tar: the .so, archived
+        from .package import export_tar
+        return export_tar(module, file_name)
     if module._artifact is None:
         if module.library_path:  # a loaded library exports as a copy of itself
             shutil.copyfile(module.library_path, file_name)
@@ -117,6 +120,9 @@ def load_module(path) -> Module:
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise RuntimeError_(f"load_module: no such file: {path}")
+    if path.endswith(".tar"):
+        from .package import load_tar_module
+        return load_tar_module(path)
     try:
         library = ctypes.CDLL(path)
     except OSError as err:
