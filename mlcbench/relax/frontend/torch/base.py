@@ -121,9 +121,11 @@ class GraphTranslator:
         except MLCBenchError as err:
             raise type(err)(f"{self.frontend}: while converting node {node.name!r} "
                             f"({key}): {err}") from err
-        except TypeError as err:
+        except (TypeError, ValueError, IndexError) as err:
+            # A call this converter does not understand (an argument torch added, an
+            # index out of range): refused with the node named, never a bare error.
             raise IRError(f"{self.frontend}: while converting node {node.name!r} ({key}): "
-                          f"arguments not understood: {err}") from err
+                          f"arguments not understood: {type(err).__name__}: {err}") from err
 
     def output_expr(self, value):
         """The function's result: a tensor, or a Tuple of the values of a sequence."""

@@ -241,7 +241,11 @@ def index_tensor(t, x, index):
             gather = (axis, item)
             out_pos += 1
         else:
-            k = normalize_dim(int(item), shape[axis])
+            k = int(item)
+            if not -shape[axis] <= k < shape[axis]:
+                raise IRError(f"index {k} is out of range for axis {axis} of extent "
+                              f"{shape[axis]} (shape {shape})")
+            k %= shape[axis]
             axes.append(axis), begin.append(k), end.append(k + 1), strides.append(1)
             drop.append(axis)
         axis += 1

@@ -112,3 +112,18 @@ def test_importing_the_frontend_does_not_import_torch():
     code = ("import sys, mlcbench, mlcbench.relax.frontend.torch; "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_arguments_a_converter_does_not_understand_name_the_node():
+    class OddPooling(nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.adaptive_avg_pool2d(x, (3, 3))
+    with pytest.raises(IRError, match=r"node 'adaptive_avg_pool2d'.*does not divide"):
+        from_fx(torch.fx.symbolic_trace(OddPooling()), [((1, 2, 8, 8), "float32")])
+
+    class BadIndex(nn.Module):
+        def forward(self, x):
+            return x[:, 5]
+    with pytest.raises(IRError, match=r"node 'getitem' \(getitem\): index 5 is out of "
+                                      r"range for axis 1 of extent 3"):
+        from_fx(torch.fx.symbolic_trace(BadIndex()), [((2, 3), "float32")])
