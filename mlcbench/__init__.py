@@ -18,11 +18,25 @@ from .driver.build import build, lower
 
 # Higher layers load on first use (``mlcbench.relax``, ``from mlcbench import te``) so
 # that ``import mlcbench`` stays fast.
-_LAZY_SUBPACKAGES = ("te", "topi", "dlight", "relax", "meta_schedule", "autotvm")
+_LAZY_SUBPACKAGES = ("te", "topi", "dlight", "relax", "meta_schedule", "autotvm", "relay",
+                     "contrib")
+
+# The older tutorials' names: tvm.context(...) and tvm.gpu(...) for devices.
+context = device
+gpu = cuda
+
+
+def compile(mod, target=None, **kwargs):   # noqa: A001 -- current TVM's name
+    """``tvm.compile``: ``relax.build`` for a module with Relax functions, else ``build``."""
+    from .driver.build import compile_module
+    return compile_module(mod, target, **kwargs)
 
 
 def __getattr__(name):
     if name in _LAZY_SUBPACKAGES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "module":        # tvm.module.load(path), the spelling of TVM before 0.7
+        import types
+        return types.SimpleNamespace(load=load_module, Module=runtime.Module)
     raise AttributeError(f"module 'mlcbench' has no attribute {name!r}")

@@ -22,8 +22,8 @@ import sys
 from ..tir import build as _tir
 from ..tir.build import as_module, build_lowered, kernel_spec, kernel_symbol, resolve_target
 
-__all__ = ["as_module", "build", "build_lowered", "kernel_spec", "kernel_symbol", "lower",
-           "resolve_target"]
+__all__ = ["as_module", "build", "build_lowered", "compile_module", "kernel_spec",
+           "kernel_symbol", "lower", "resolve_target"]
 
 
 def _te_schedule_type():
@@ -66,3 +66,15 @@ def lower(inputs, args=None, name: str = "main", simple_mode: bool = False):
     if isinstance(args, str):
         name, args = args, None
     return _tir.lower(_scheduled(inputs, args, name), name)
+
+
+def compile_module(mod, target=None, **kwargs):
+    """Current TVM's ``tvm.compile(mod, target)``: a module holding Relax functions is
+    built by ``relax.build`` (an Executable for ``relax.VirtualMachine``), one of
+    PrimFuncs only by :func:`build` (a runtime Module)."""
+    from ..relax.expr import Function
+    from ..relax.vm_build import build as relax_build
+    if isinstance(mod, Function) or (hasattr(mod, "functions") and any(
+            isinstance(func, Function) for func in mod.functions.values())):
+        return relax_build(mod, target, **kwargs)
+    return build(mod, target=target, **kwargs)

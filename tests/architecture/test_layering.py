@@ -25,6 +25,7 @@ LAYERS = [
     ("default schedules", ["mlcbench.dlight"]),
     ("graph IR", ["mlcbench.relax"]),
     ("tuning", ["mlcbench.meta_schedule", "mlcbench.autotvm"]),
+    ("Relay-era facade", ["mlcbench.contrib", "mlcbench.relay"]),
     ("drivers", ["mlcbench.driver", "mlcbench.__main__", "mlcbench"]),
 ]
 
