@@ -76,10 +76,43 @@ class Buffer(Node):
             offset = self.elem_offset + offset
         return offset
 
+    def access_ptr(self, access_mask, ptr_type="handle", content_lanes=1, offset=0,
+                   extent=None) -> PrimExpr:
+        """The address of the buffer's first element (plus ``offset`` elements), for an
+        extern function: ``T.call_extern("tmm16", C.access_ptr("w"), A.access_ptr("r"),
+        ..., dtype="int32")``. ``access_mask`` is ``"r"``, ``"w"``, ``"rw"`` or 1 / 2 / 3."""
+        from .op import tvm_access_ptr, type_annotation
+        mask = _access_mask(access_mask)
+        if extent is None:
+            extent = _extent_in_elements(self)
+        return tvm_access_ptr(type_annotation(self.dtype), self.data,
+                              convert(self.elem_offset) + convert(offset), convert(extent),
+                              convert(mask))
+
     def __repr__(self):
         return f"Buffer({self.name}, {[str(s) for s in self.shape]}, {self.dtype!r}, scope={self.scope!r})"
 
     __str__ = __repr__
+
+
+def _access_mask(mask) -> int:
+    if isinstance(mask, str) and mask and set(mask) <= {"r", "w"}:
+        return ("r" in mask) * 1 + ("w" in mask) * 2
+    if isinstance(mask, int) and not isinstance(mask, bool) and 1 <= mask <= 3:
+        return mask
+    raise IRError(f"access_ptr: expected the access mask 'r', 'w', 'rw' or 1, 2, 3, "
+                  f"found {mask!r}")
+
+
+def _extent_in_elements(buffer) -> PrimExpr:
+    """Elements from the first to one past the last: with strides, the outermost
+    dimension's extent times its stride (as TVM computes it)."""
+    if buffer.strides and buffer.shape:
+        return buffer.shape[0] * buffer.strides[0]
+    extent = convert(1)
+    for dim in buffer.shape:
+        extent = extent * dim
+    return extent
 
 
 def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=(), elem_offset=None,

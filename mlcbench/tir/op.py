@@ -103,9 +103,31 @@ def Select_(cond, t, f):
     return Select(convert(cond), t, cast(t.dtype, f) if f.dtype != t.dtype else f)
 
 
-def call_extern(dtype, func_name: str, *args, span=None):
-    """Call a C function by name, e.g. ``T.call_extern("float32", "expf", x)``."""
-    return Call(dtype, "tir.call_extern", (func_name,) + tuple(args))
+def call_extern(*args, dtype=None, span=None):
+    """Call a C function by name: ``T.call_extern("float32", "expf", x)``, or in the
+    older spelling of course chapter 8, ``T.call_extern("tmm16", ptr, ..., dtype="int32")``."""
+    from ..ir.errors import IRError
+    if dtype is None:
+        if len(args) < 2:
+            raise IRError("call_extern: expected (dtype, function name, *args) or "
+                          f"(function name, *args, dtype=...), found {len(args)} arguments")
+        dtype, args = args[0], args[1:]
+    if not args or not isinstance(args[0], str):
+        raise IRError(f"call_extern: expected the function name (a str), found "
+                      f"{args[0] if args else 'nothing'!r}")
+    return Call(dtype, "tir.call_extern", tuple(args))
+
+
+def type_annotation(dtype) -> Call:
+    """A value that only carries ``dtype``: the first argument of ``tvm_access_ptr``."""
+    return Call(dtype, "tir.type_annotation", ())
+
+
+def tvm_access_ptr(ptype, data, offset, extent, rw_mask) -> Call:
+    """The address of element ``offset`` of the memory ``data`` (a buffer's pointer
+    variable), whose elements have ``ptype``'s dtype; ``extent`` elements are accessed,
+    for reading (``rw_mask`` 1), writing (2) or both (3). ``Buffer.access_ptr`` makes it."""
+    return Call("handle", "tir.tvm_access_ptr", (ptype, data, offset, extent, rw_mask))
 
 
 def max_value(dtype):

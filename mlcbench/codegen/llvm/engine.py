@@ -131,8 +131,10 @@ def _emitting(what: str, emit, module):
         raise CodegenError(f"LLVM failed to emit {what} for {module.name!r}: {err}") from None
 
 
-def compile_ir(ir_text: str, target, name: str = "module") -> LLVMArtifact:
-    """Parse, verify and optimize textual LLVM IR for ``target``."""
+def compile_ir(ir_text: str, target, name: str = "module",
+               imports: tuple = ()) -> LLVMArtifact:
+    """Parse, verify and optimize textual LLVM IR for ``target``; ``imports`` are more
+    LLVM IR texts (a loop's ``pragma_import_llvm``) linked into the same module."""
     machine = machine_for(target)
     try:
         module = llvm.parse_assembly(ir_text)
@@ -140,6 +142,15 @@ def compile_ir(ir_text: str, target, name: str = "module") -> LLVMArtifact:
         module.verify()
     except RuntimeError as err:
         raise CodegenError(f"LLVM rejected the IR generated for {name!r}: {err}") from None
+    for number, text in enumerate(imports):
+        try:
+            imported = llvm.parse_assembly(text)
+            imported.verify()
+            module.link_in(imported)
+        except RuntimeError as err:
+            raise CodegenError(f"{name}: the LLVM IR of pragma_import_llvm #{number + 1} "
+                               f"cannot be parsed or linked (LLVM {llvm.llvm_version_info[0]} "
+                               f"expects opaque `ptr` pointers): {err}") from None
     optimize(module, machine)
     return LLVMArtifact(module, machine, ir_text)
 

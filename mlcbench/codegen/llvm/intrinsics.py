@@ -56,6 +56,8 @@ class IntrinsicCalls:
         name = op.op[4:] if op.op.startswith("tir.") else op.op
         if name == "call_extern" or name == "call_pure_extern":
             return self._call_extern(op)
+        if name == "tvm_access_ptr":
+            return self._access_ptr(op)
         if name == "if_then_else":
             return self._if_then_else(op)
         if name == "likely":
@@ -177,6 +179,19 @@ class IntrinsicCalls:
         ret = ir.VoidType() if op.dtype.is_handle and not args else T.value_type(op.dtype)
         fn = self.declare_function(callee.value, ret, [a.type for a in args])
         return self.builder.call(fn, args)
+
+    def _access_ptr(self, op) -> ir.Value:
+        """``tvm_access_ptr(type_annotation(dtype), data, offset, extent, mask)``: the
+        address of element ``offset`` of ``data`` (extent and mask only document it)."""
+        ptype, data, offset = op.args[:3]
+        if not (isinstance(data, E.Var) and data.dtype.is_handle):
+            self.fail("tir.tvm_access_ptr expects a buffer's data pointer as its second "
+                      "argument", op)
+        index = self.emit_expr(offset)
+        if index.type != T.I64:
+            index = self.builder.sext(index, T.I64)
+        return self.builder.gep(self.emit_expr(data), [index], inbounds=True,
+                                source_etype=T.memory_type(ptype.dtype))
 
     def _if_then_else(self, op) -> ir.Value:
         """``cond ? a : b`` evaluating only the taken side (a guarded load stays safe)."""

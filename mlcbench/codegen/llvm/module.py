@@ -61,10 +61,29 @@ def codegen_llvm(funcs: dict, target, metadata: bytes | str | None = None,
                  name: str = "module") -> CompiledLLVM:
     """Generate, optimize, compile and JIT-link ``funcs``; see the module docstring."""
     text = generate_ir(funcs, target, metadata, name)
-    artifact = compile_ir(text, target, name)
+    artifact = compile_ir(text, target, name, imported_llvm(funcs))
     check_externals_resolve(artifact, name)
     library = jit_link(artifact.emit_object(), list(funcs), label=name)
     return CompiledLLVM(library.addresses, artifact, library)
+
+
+def imported_llvm(funcs: dict) -> tuple:
+    """LLVM IR texts that loops carry as ``pragma_import_llvm`` (the definitions of the
+    extern functions a tensor intrinsic calls, course chapter 8), each once."""
+    from ...tir.functor import post_order_visit
+    from ...tir.stmt import For
+    texts: list = []
+
+    def collect(node):
+        text = node.annotations.get("pragma_import_llvm") if isinstance(node, For) else None
+        if text is not None and text not in texts:
+            if not isinstance(text, str):
+                raise CodegenError(f"pragma_import_llvm on loop {node.loop_var.name!r}: "
+                                   f"expected LLVM IR text, found {type(text).__name__}")
+            texts.append(text)
+    for func in funcs.values():
+        post_order_visit(func.body, collect)
+    return tuple(texts)
 
 
 def _require_cpu(target) -> None:

@@ -34,7 +34,8 @@ _SUGAR = {
 _CALL_NAME = {E.Min: "T.min", E.Max: "T.max", E.Mod: "T.truncmod", E.Div: "T.Div"}
 # Intrinsics whose result dtype is their first argument, as TVM prints them.
 _DTYPE_FIRST = frozenset({"call_extern", "call_pure_extern", "call_llvm_intrin",
-                          "call_llvm_pure_intrin", "reinterpret", "call_intrin"})
+                          "call_llvm_pure_intrin", "reinterpret", "call_intrin",
+                          "type_annotation"})
 
 
 def quote(text: str) -> str:

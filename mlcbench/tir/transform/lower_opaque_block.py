@@ -131,6 +131,7 @@ class _OpaqueBlockLowerer(StmtExprMutator):
     def __init__(self):
         self.views: dict = {}          # matched Buffer -> _MatchedView
         self.var_map: dict = {}        # matched buffer's data / elem_offset / stride vars
+        self.data_views: dict = {}     # matched buffer's data Var -> (_MatchedView, Buffer)
 
     def visit_Var(self, var):
         return self.var_map.get(var, var)
@@ -155,12 +156,24 @@ class _OpaqueBlockLowerer(StmtExprMutator):
         view = _MatchedView(match.buffer, source)
         self.views[match.buffer] = view
         self.var_map[match.buffer.data] = view.source.data
+        self.data_views[match.buffer.data] = (view, match.buffer)
         if isinstance(match.buffer.elem_offset, Var):
             self.var_map[match.buffer.elem_offset] = view.source.offset_of(view.mins)
         source_strides = _row_major_strides(view.source)
         for k, stride in zip(view.dims, match.buffer.strides):
             if isinstance(stride, Var):
                 self.var_map[stride] = source_strides[k]
+
+    def visit_Call(self, call):
+        """``tvm_access_ptr`` of a matched buffer: its address lies where the matched
+        region starts in the source (an ``elem_offset`` Var says so by itself)."""
+        found = self.data_views.get(call.args[1]) if call.op == "tir.tvm_access_ptr" else None
+        if found is not None and not isinstance(found[1].elem_offset, Var):
+            view, _ = found
+            ptype, data, offset, extent, mask = call.args
+            start = view.source.offset_of(view.mins)
+            call = call.replace(args=(ptype, data, plus(start, offset), extent, mask))
+        return self.generic_visit(call)
 
     def visit_BufferLoad(self, load):
         indices = self.visit(load.indices)

@@ -85,15 +85,67 @@ def test_blockize_split_loop_after_decompose_reduction():
     check_numeric(sch.mod["main"], _reference)
 
 
-def test_blockize_refuses_reduction_outside_with_init():
+@T.prim_func
+def course_matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+                  C: T.Buffer((64, 64), "float32")):
+    for i, j, k in T.grid(64, 64, 64):
+        with T.block("matmul"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] += A[vi, vk] * B[vj, vk]
+
+
+@T.prim_func
+def course_matmul_blockized(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+                            C: T.Buffer((64, 64), "float32")):
+    for i_0, j_0, k_0 in T.grid(4, 4, 4):
+        with T.block("matmul_o"):
+            vi_o, vj_o, vk_o = T.axis.remap("SSR", [i_0, j_0, k_0])
+            T.reads(A[vi_o * 16:vi_o * 16 + 16, vk_o * 16:vk_o * 16 + 16],
+                    B[vj_o * 16:vj_o * 16 + 16, vk_o * 16:vk_o * 16 + 16])
+            T.writes(C[vi_o * 16:vi_o * 16 + 16, vj_o * 16:vj_o * 16 + 16])
+            with T.init():
+                for i_1, j_1 in T.grid(16, 16):
+                    with T.block("matmul_init"):
+                        vi_i_init, vj_i_init = T.axis.remap("SS", [i_1, j_1])
+                        T.reads()
+                        T.writes(C[vi_o * 16 + vi_i_init, vj_o * 16 + vj_i_init])
+                        C[vi_o * 16 + vi_i_init, vj_o * 16 + vj_i_init] = T.float32(0)
+            for i_1, j_1, k_1 in T.grid(16, 16, 16):
+                with T.block("matmul"):
+                    vi_i, vj_i, vk_i = T.axis.remap("SSR", [i_1, j_1, k_1])
+                    T.reads(C[vi_o * 16 + vi_i, vj_o * 16 + vj_i],
+                            A[vi_o * 16 + vi_i, vk_o * 16 + vk_i],
+                            B[vj_o * 16 + vj_i, vk_o * 16 + vk_i])
+                    T.writes(C[vi_o * 16 + vi_i, vj_o * 16 + vj_i])
+                    C[vi_o * 16 + vi_i, vj_o * 16 + vj_i] = (
+                        C[vi_o * 16 + vi_i, vj_o * 16 + vj_i]
+                        + A[vi_o * 16 + vi_i, vk_o * 16 + vk_i] * B[vj_o * 16 + vj_i, vk_o * 16 + vk_i])
+
+
+def test_blockize_moves_the_init_out_when_the_reduction_is_split():
+    # course chapter 8: a 16x16 tile of a matmul with its reduction split, as TVM does it
+    sch = Schedule(course_matmul)
+    i, j, k = sch.get_loops("matmul")
+    i, ii = sch.split(i, factors=[None, 16])
+    j, ji = sch.split(j, factors=[None, 16])
+    k, ki = sch.split(k, factors=[None, 16])
+    sch.reorder(i, j, k, ii, ji, ki)
+    sch.blockize(ii)
+    check_after(course_matmul, sch, course_matmul_blockized)
+    check_numeric(sch.mod["main"], lambda a, b, c: a @ b.T)
+
+
+def test_blockize_refuses_to_move_an_init_over_a_loop_mixing_spatial_and_reduction():
     sch = Schedule(matmul)
-    block = sch.get_block("C")
-    i, j, k = sch.get_loops(block)
-    sch.reorder(i, k, j)
-    err = check_refused(sch, lambda s: s.blockize(j),
-                        r"blockize: the reduction iterator 'vk' of block 'C' is not entirely "
-                        r"inside loop 'j' and the block has T.init\(\); call "
-                        r"decompose_reduction first")
+    i, j, k = sch.get_loops("C")
+    k0, k1 = sch.split(k, factors=[None, 16])
+    sch.reorder(i, k0, j, k1)
+    fused = sch.fuse(j, k1)
+    err = check_refused(sch, lambda s: s.blockize(fused),
+                        r"blockize: a loop inside 'j_k_1_fused' drives both a spatial and a "
+                        r"reduction iterator of block 'C'")
     assert "# <-- here" in str(err)
 
 

@@ -3,6 +3,7 @@ import pytest
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError, TensorIntrin
 from schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
+from test_blockize import course_matmul
 
 
 @T.prim_func
@@ -146,3 +147,105 @@ def test_tensorize_after_packing_b_into_panels():
     assert "T.match_buffer(B_global[vj_o, vk_o, 0:16], (16,))" in sch.mod.script()
     check_trace_roundtrip(matmul, sch)
     check_numeric(sch.mod["main"], lambda a, b, c: a @ b)
+
+
+# -- course chapter 8: a 16x16 matmul "accelerator" reached through an extern function --
+
+@T.prim_func
+def tmm16_desc(a: T.handle, b: T.handle, c: T.handle) -> None:
+    A = T.match_buffer(a, (16, 16), "float32", offset_factor=16, scope="global.A_reg")
+    B = T.match_buffer(b, (16, 16), "float32", offset_factor=16, scope="global.B_reg")
+    C = T.match_buffer(c, (16, 16), "float32", offset_factor=16, scope="global.accumulator")
+    with T.block("root"):
+        T.reads(C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16])
+        T.writes(C[0:16, 0:16])
+        for i, j, k in T.grid(16, 16, 16):
+            with T.block(""):
+                vii, vjj, vkk = T.axis.remap("SSR", [i, j, k])
+                C[vii, vjj] = C[vii, vjj] + A[vii, vkk] * B[vjj, vkk]
+
+
+@T.prim_func
+def tmm16_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
+    sa = T.var("int32")
+    sb = T.var("int32")
+    sc = T.var("int32")
+    A = T.match_buffer(a, (16, 16), "float32", offset_factor=16, strides=[sa, 1],
+                       scope="global.A_reg")
+    B = T.match_buffer(b, (16, 16), "float32", offset_factor=16, strides=[sb, 1],
+                       scope="global.B_reg")
+    C = T.match_buffer(c, (16, 16), "float32", offset_factor=16, strides=[sc, 1],
+                       scope="global.accumulator")
+    with T.block("root"):
+        T.reads(C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16])
+        T.writes(C[0:16, 0:16])
+        T.evaluate(T.call_extern("tmm16", C.access_ptr("w"), A.access_ptr("r"),
+                                 B.access_ptr("r"), sa, sb, sc, dtype="int32"))
+
+
+# What the course compiles from C with clang: C[i, j] += A[i, k] * B[j, k] over 16^3,
+# rows `stride_*` elements apart. Written out so the test needs no C compiler.
+TMM16_LL = """
+define i32 @tmm16(ptr %c, ptr %a, ptr %b, i32 %sa, i32 %sb, i32 %sc) {
+entry:
+  br label %loop
+loop:
+  %n = phi i32 [ 0, %entry ], [ %n1, %loop ]
+  %i = udiv i32 %n, 256
+  %row = udiv i32 %n, 16
+  %j = urem i32 %row, 16
+  %k = urem i32 %n, 16
+  %ia = mul i32 %i, %sa
+  %ai = add i32 %ia, %k
+  %jb = mul i32 %j, %sb
+  %bi = add i32 %jb, %k
+  %ic = mul i32 %i, %sc
+  %ci = add i32 %ic, %j
+  %ap = getelementptr float, ptr %a, i32 %ai
+  %bp = getelementptr float, ptr %b, i32 %bi
+  %cp = getelementptr float, ptr %c, i32 %ci
+  %av = load float, ptr %ap
+  %bv = load float, ptr %bp
+  %cv = load float, ptr %cp
+  %m = fmul float %av, %bv
+  %s = fadd float %cv, %m
+  store float %s, ptr %cp
+  %n1 = add i32 %n, 1
+  %done = icmp eq i32 %n1, 4096
+  br i1 %done, label %exit, label %loop
+exit:
+  ret i32 0
+}
+"""
+
+
+def _course_accelerator_schedule():
+    """Course chapter 8, cells 10 to 17, on a 64x64 matmul instead of 1024x1024."""
+    sch = Schedule(course_matmul)
+    i, j, k = sch.get_loops("matmul")
+    i, ii = sch.split(i, factors=[None, 16])
+    j, ji = sch.split(j, factors=[None, 16])
+    k, ki = sch.split(k, factors=[None, 16])
+    sch.reorder(i, j, k, ii, ji, ki)
+    block_mm = sch.blockize(ii)
+    A_reg = sch.cache_read(block_mm, 0, storage_scope="global.A_reg")
+    B_reg = sch.cache_read(block_mm, 1, storage_scope="global.B_reg")
+    sch.compute_at(A_reg, k)
+    sch.compute_at(B_reg, k)
+    write_back_block = sch.cache_write(block_mm, 0, storage_scope="global.accumulator")
+    sch.reverse_compute_at(write_back_block, j)
+    sch.decompose_reduction(block_mm, k)
+    TensorIntrin.register("tmm16", tmm16_desc, tmm16_impl, override=True)
+    sch.tensorize(block_mm, "tmm16")
+    sch.annotate(i, "pragma_import_llvm", TMM16_LL)
+    return sch
+
+
+def test_course_accelerator_tensorizes_to_an_extern_call_and_runs():
+    sch = _course_accelerator_schedule()
+    text = sch.mod.script()
+    assert 'T.call_extern("int32", "tmm16", T.tvm_access_ptr(T.type_annotation("float32")' \
+        in text
+    assert 'scope="global.accumulator"' in text and "for i_1, j_1, k_1" not in text
+    check_trace_roundtrip(course_matmul, sch)
+    check_numeric(sch.mod["main"], lambda a, b, c: a @ b.T)

@@ -16,9 +16,23 @@
 
 Each binding must split as ``outer * n + inner`` where ``inner`` uses only the loops
 inside the blockized loop and ranges over ``[0, n)``. Iterators with no inner part
-move to the outer block; those with no outer part stay in the inner block. A block
-with ``T.init()`` may be blockized only when every reduction iterator is entirely
-inside or entirely outside the loop (decompose_reduction first otherwise).
+move to the outer block; those with no outer part stay in the inner block.
+
+A block's ``T.init()`` stays with the inner block when every reduction iterator is
+entirely inside the loop. When a reduction iterator has an outer part (``k`` split and
+only ``k_1`` inside), the init moves to the outer block, as a loop nest over the inner
+spatial iterators (TVM does the same; course chapter 8 blockizes a matmul so)::
+
+    with T.block("matmul_o"):
+        vi_o, vj_o, vk_o = T.axis.remap("SSR", [i_0, j_0, k_0])
+        with T.init():
+            for i_1, j_1 in T.grid(16, 16):
+                with T.block("matmul_init"):
+                    vi_i_init, vj_i_init = T.axis.remap("SS", [i_1, j_1])
+                    C[vi_o * 16 + vi_i_init, vj_o * 16 + vj_i_init] = T.float32(0)
+        for i_1, j_1, k_1 in T.grid(16, 16, 16):
+            with T.block("matmul"):   # no init: the update only
+                ...
 """
 from __future__ import annotations
 
@@ -28,7 +42,7 @@ from ...buffer import BufferRegion
 from ...expr import Range, Var, const
 from ...function import PrimFunc
 from ...functor import substitute
-from ...stmt import Block, BlockRealize, For, IterType, IterVar
+from ...stmt import Block, BlockRealize, For, ForKind, IterType, IterVar
 from ....arith import Analyzer
 
 
@@ -86,15 +100,52 @@ def _splits(func, realize, outer_loops, inner_loops, loop_var):
     block = realize.block
     splits = [_split_binding(func, block, iv, v, loops, analyzer, loop_var)
               for iv, v in zip(block.iter_vars, realize.iter_values)]
-    if block.init is not None:
-        for s in splits:
-            has_outer = const_int(s.iv.dom.extent) != s.extent
-            if s.iv.iter_type == IterType.COMM_REDUCE and has_outer:
-                fail("blockize", f"the reduction iterator {s.iv.var.name!r} of block "
-                     f"{block.name_hint!r} is not entirely inside loop {loop_var.name!r} "
-                     "and the block has T.init(); call decompose_reduction first", func,
-                     loops=[loop_var], blocks=[block.name_hint])
     return splits, analyzer
+
+
+def _init_moves_out(block, splits) -> bool:
+    """The init belongs to the outer block when a reduction iterator has an outer part:
+    the inner block then runs once per outer reduction step and must only update."""
+    return block.init is not None and any(
+        s.iv.iter_type != IterType.DATA_PAR and const_int(s.iv.dom.extent) != s.extent
+        for s in splits)
+
+
+def _outer_init(func, block, splits, inner_loops, loop_var):
+    """The init as a loop nest over the inner spatial iterators, for the outer block."""
+    spatial = [s for s in splits if s.iv.iter_type == IterType.DATA_PAR
+               and s.inner_var is not None]
+    reduce_loops = [lp.loop_var for lp in inner_loops
+                    if any(uses_any(s.inner, [lp.loop_var]) for s in splits
+                           if s.iv.iter_type != IterType.DATA_PAR)]
+    if any(uses_any(s.inner, reduce_loops) for s in spatial):
+        fail("blockize", f"a loop inside {loop_var.name!r} drives both a spatial and a "
+             f"reduction iterator of block {block.name_hint!r}, so its T.init() cannot move "
+             "to the outer block; call decompose_reduction first", func,
+             loops=[loop_var], blocks=[block.name_hint])
+    copies = [(lp, Var(lp.loop_var.name, lp.loop_var.dtype)) for lp in inner_loops
+              if any(uses_any(s.inner, [lp.loop_var]) for s in spatial)]
+    loop_map = {lp.loop_var: var for lp, var in copies}
+    init_vars = {id(s): Var(f"{s.inner_var.name}_init", s.inner_var.dtype) for s in spatial}
+    vmap = {}
+    for s in splits:
+        if s.iv.iter_type == IterType.DATA_PAR:
+            inner = init_vars.get(id(s))
+            outer = s.outer_var * s.extent if s.outer_var is not None and inner is not None \
+                else s.outer_var
+            vmap[s.iv.var] = outer if inner is None else (inner if outer is None
+                                                          else outer + inner)
+    dtype_of = {id(s): s.inner_var.dtype for s in spatial}
+    init_block = Block(tuple(IterVar(Range(const(0, dtype_of[id(s)]),
+                                           const(s.extent, dtype_of[id(s)])),
+                                     init_vars[id(s)], IterType.DATA_PAR) for s in spatial),
+                       (), substitute(block.writes, vmap), f"{block.name_hint}_init",
+                       substitute(block.init, vmap))
+    stmt = BlockRealize(tuple(substitute(s.inner, loop_map) for s in spatial), const(True),
+                        init_block)
+    for lp, var in reversed(copies):
+        stmt = For(var, lp.min, lp.extent, ForKind.SERIAL, stmt)
+    return stmt
 
 
 def _relax(regions, inner_ranges, analyzer):
@@ -111,6 +162,14 @@ def _relax(regions, inner_ranges, analyzer):
             dims.append(Range(lo, analyzer.simplify(hi - lo)))
         out.append(BufferRegion(reg.buffer, tuple(dims)))
     return tuple(out)
+
+
+def _reads(block, init_moves_out):
+    """The inner block's reads: without its init, it reads what it accumulates into."""
+    if not init_moves_out:
+        return block.reads
+    written = [w for w in block.writes if all(r.buffer is not w.buffer for r in block.reads)]
+    return tuple(written) + tuple(block.reads)
 
 
 def blockize(func: PrimFunc, loop_var: Var) -> tuple[PrimFunc, str]:
@@ -138,16 +197,25 @@ def blockize(func: PrimFunc, loop_var: Var) -> tuple[PrimFunc, str]:
         parts = [x for x in (s.outer_var * s.extent if s.outer_var is not None and
                              s.extent != 1 else s.outer_var, s.inner_var) if x is not None]
         vmap[s.iv.var] = parts[0] if len(parts) == 1 else parts[0] + parts[1]
-    inner_block = Block(tuple(inner_ivs), substitute(block.reads, vmap),
+    init_moves_out = _init_moves_out(block, splits)
+    inner_block = Block(tuple(inner_ivs), substitute(_reads(block, init_moves_out), vmap),
                         substitute(block.writes, vmap), block.name_hint,
-                        substitute(block.body, vmap), substitute(block.init, vmap),
+                        substitute(block.body, vmap),
+                        None if init_moves_out else substitute(block.init, vmap),
                         block.alloc_buffers, substitute(block.match_buffers, vmap),
                         block.annotations)
     inner_ranges = {iv.var: iv.dom for iv in inner_ivs}
     new_realize = BlockRealize(tuple(inner_values), realize.predicate, inner_block)
     body = replace_stmts(func.with_body(hit.node), {realize: new_realize}).body
     outer_name = f"{block.name_hint}_o"
-    outer_block = Block(tuple(outer_ivs), _relax(inner_block.reads, inner_ranges, analyzer),
-                        _relax(inner_block.writes, inner_ranges, analyzer), outer_name, body)
+    outer_init = _outer_init(func, block, splits, inner_loops, loop_var) \
+        if init_moves_out else None
+    outer_reads = _relax(inner_block.reads, inner_ranges, analyzer)
+    if init_moves_out:      # a block with an init reads its output only to accumulate
+        outer_reads = tuple(r for r in outer_reads
+                            if all(r.buffer is not w.buffer for w in block.writes))
+    outer_block = Block(tuple(outer_ivs), outer_reads,
+                        _relax(inner_block.writes, inner_ranges, analyzer), outer_name, body,
+                        outer_init)
     outer = BlockRealize(tuple(outer_values), const(True), outer_block)
     return replace_stmts(func, {hit.node: outer}), outer_name

@@ -83,12 +83,16 @@ def _max(a, b):
 
 
 def _blocks_below(loop: For) -> list:
-    """(BlockRealize, loops strictly below ``loop`` that enclose it)."""
+    """(BlockRealize, loops strictly below ``loop`` that enclose it) of the blocks in
+    ``loop``'s scope. Blocks nested in those (the inner block of a blockized one) are
+    left out: their accesses use the outer block's iterators, which the outer block's
+    own regions already cover in terms of the loops."""
     out = []
 
     def visit(node, parents):
         if type(node).__name__ == "BlockRealize":
-            out.append((node, [p for p in parents if isinstance(p, For)]))
+            if not any(type(p).__name__ == "Block" for p in parents):
+                out.append((node, [p for p in parents if isinstance(p, For)]))
     walk(loop.body, visit)
     return out
 

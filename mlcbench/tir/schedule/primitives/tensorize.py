@@ -168,9 +168,15 @@ def fresh_copy(func: PrimFunc):
             buffers.extend(node.alloc_buffers)
             buffers.extend(m.buffer for m in node.match_buffers)
     post_order_visit(func.body.block.body, collect)
+    # the buffers' stride and offset variables (``strides=[sa, 1]``) are renewed too
+    defined += [x for b in buffers for x in (*b.strides, b.elem_offset)
+                if isinstance(x, Var) and x not in defined]
     vmap = {v: Var(v.name, v.dtype) for v in defined}
-    bmap = {b: Buffer(b.name, b.shape, b.dtype, None, b.strides, b.elem_offset, b.scope,
-                      b.axis_separators, b.align, b.offset_factor) for b in buffers}
+    bmap = {b: Buffer(b.name, b.shape, b.dtype, None, substitute(b.strides, vmap),
+                      substitute(b.elem_offset, vmap), b.scope, b.axis_separators, b.align,
+                      b.offset_factor) for b in buffers}
+    # an impl that passes ``A.access_ptr("r")`` to an extern function names A's data
+    vmap.update({b.data: bmap[b].data for b in buffers})
     body = _Fresh(vmap, bmap).visit(func.body.block.body)
     return body, [bmap[b] for _, b in func.buffer_params()]
 
