@@ -45,7 +45,8 @@ class GraphTranslator:
     frontend = "from_fx"
     table: dict = {}
 
-    def __init__(self, keep_params_as_input: bool = False):
+    def __init__(self, keep_params_as_input: bool = False, custom_convert_map=None):
+        self.table = {**self.table, **self.custom_rows(custom_convert_map or {})}
         self.bb = BlockBuilder()
         self.env: dict = {}
         self.keep_params_as_input = keep_params_as_input
@@ -86,6 +87,24 @@ class GraphTranslator:
         return expr.struct_info.dtype
 
     # -- the walk -------------------------------------------------------------------------
+    def custom_rows(self, custom_convert_map: dict) -> dict:
+        """Rows a user adds or overrides: ``{key: convert}`` with keys as in the table
+        (``"nn.Conv2d"``, ``"relu"``, ``"conv2d.default"``) or, for from_fx, a module
+        class or a function; ``convert(t, *args, **kwargs)`` like the table's own."""
+        rows = {}
+        for key, convert in custom_convert_map.items():
+            if not callable(convert):
+                raise IRError(f"{self.frontend}: custom_convert_map[{key!r}] must be a "
+                              f"function convert(translator, *args), found {convert!r}")
+            rows[self.table_key_of(key)] = convert
+        return rows
+
+    def table_key_of(self, key) -> str:
+        if not isinstance(key, str):
+            raise IRError(f"{self.frontend}: custom_convert_map keys are operator names "
+                          f"such as 'conv2d.default', found {key!r}")
+        return key
+
     def converter_key(self, node):
         """The table key of a call node; None for nodes that need no converter."""
         raise NotImplementedError

@@ -103,8 +103,8 @@ class ExportedProgramTranslator(GraphTranslator):
     frontend = "from_exported_program"
     table = TABLE
 
-    def __init__(self, program, keep_params_as_input: bool):
-        super().__init__(keep_params_as_input)
+    def __init__(self, program, keep_params_as_input: bool, custom_convert_map=None):
+        super().__init__(keep_params_as_input, custom_convert_map)
         self.program = program
         signature = program.graph_signature
         self.held_values = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
@@ -161,14 +161,16 @@ def _user_input_vars(program) -> dict:
 
 def from_exported_program(exported_program, *, keep_params_as_input: bool = False,
                           unwrap_unit_return_tuple: bool = False,
-                          no_bind_return_tuple: bool = False):
+                          no_bind_return_tuple: bool = False,
+                          custom_convert_map: dict | None = None):
     """Translate ``torch.export.export(model, args)`` into an IRModule with ``main``.
 
     ``main`` takes the user inputs in order and returns a tuple of the outputs (a 1-tuple
     for one output, unless ``unwrap_unit_return_tuple``), as TVM's importer does. With
     ``keep_params_as_input`` the weights follow the inputs as parameters (attribute
     ``num_input``) and their values are kept in the ``params`` attribute
-    (:func:`~mlcbench.relax.frontend.torch.detach_params`).
+    (:func:`~mlcbench.relax.frontend.torch.detach_params`). ``custom_convert_map``
+    adds or replaces rows of ``TABLE``: ``{"aten_op.overload": convert}``.
 
     >>> program = torch.export.export(model.eval(), (torch.randn(1, 3, 32, 32),))
     ... # doctest: +SKIP
@@ -179,7 +181,8 @@ def from_exported_program(exported_program, *, keep_params_as_input: bool = Fals
         raise IRError(f"from_exported_program: expected a torch.export.ExportedProgram "
                       f"(torch.export.export(model, args)), found "
                       f"{type(exported_program).__name__}")
-    translator = ExportedProgramTranslator(exported_program, keep_params_as_input)
+    translator = ExportedProgramTranslator(exported_program, keep_params_as_input,
+                                           custom_convert_map)
     translator.check_supported(exported_program.graph_module.graph)
     user_inputs = _user_input_vars(exported_program)
     return translator.build(list(user_inputs.values()),

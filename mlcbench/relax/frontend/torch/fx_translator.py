@@ -97,8 +97,8 @@ class FXTranslator(GraphTranslator):
     frontend = "from_fx"
     table = TABLE
 
-    def __init__(self, graph_module, keep_params_as_input: bool):
-        super().__init__(keep_params_as_input)
+    def __init__(self, graph_module, keep_params_as_input: bool, custom_convert_map=None):
+        super().__init__(keep_params_as_input, custom_convert_map)
         self.graph_module = graph_module
         self.named_modules = dict(graph_module.named_modules())
         self.module_path = ""
@@ -113,6 +113,15 @@ class FXTranslator(GraphTranslator):
             return f"nn.{type(module).__name__}" if _is_torch_module(module) \
                 else f"{type(module).__module__}.{type(module).__name__}"
         return None
+
+    def table_key_of(self, key) -> str:
+        """A module class or a function as its table key (``nn.Conv2d`` -> "nn.Conv2d")."""
+        if isinstance(key, type):
+            return f"nn.{key.__name__}" if key.__module__.startswith("torch.nn.") \
+                else f"{key.__module__}.{key.__name__}"
+        if callable(key):
+            return key.__name__
+        return super().table_key_of(key)
 
     def module_weight(self, module, attr: str):
         """``module.<attr>`` as a Relax value (None where the module has none); ``attr``
@@ -195,7 +204,8 @@ def _input_vars(input_info, graph) -> list:
 
 
 def from_fx(model, input_info, *, keep_params_as_input: bool = False,
-            unwrap_unit_return_tuple: bool = False, no_bind_return_tuple: bool = False):
+            unwrap_unit_return_tuple: bool = False, no_bind_return_tuple: bool = False,
+            custom_convert_map: dict | None = None):
     """Translate a traced ``torch.fx.GraphModule`` into an IRModule with ``main``.
 
     Parameters
@@ -213,6 +223,10 @@ def from_fx(model, input_info, *, keep_params_as_input: bool = False,
         Return the tensor itself when ``forward`` returns a 1-tuple.
     no_bind_return_tuple
         Accepted for TVM's signature; a returned tuple is always one Relax Tuple here.
+    custom_convert_map
+        Rows added to (or replacing rows of) ``TABLE``: ``{nn.Module class, function or
+        table key: convert}``; ``convert(translator, *args, **kwargs)`` emits Relax through
+        ``translator.emit`` (a module converter gets the module first).
 
     >>> gm = torch.fx.symbolic_trace(torch.nn.Linear(4, 2))           # doctest: +SKIP
     >>> mod = from_fx(gm, [((1, 4), "float32")])                      # doctest: +SKIP
@@ -220,7 +234,7 @@ def from_fx(model, input_info, *, keep_params_as_input: bool = False,
     if not (hasattr(model, "graph") and hasattr(model, "named_modules")):
         raise IRError(f"from_fx: expected a torch.fx.GraphModule (torch.fx.symbolic_trace("
                       f"model)), found {type(model).__name__}")
-    translator = FXTranslator(model, keep_params_as_input)
+    translator = FXTranslator(model, keep_params_as_input, custom_convert_map)
     translator.check_supported(model.graph)
     input_vars = _input_vars(input_info, model.graph)
     return translator.build(input_vars, lambda: translator.translate(input_vars),

@@ -127,3 +127,26 @@ def test_arguments_a_converter_does_not_understand_name_the_node():
     with pytest.raises(IRError, match=r"node 'getitem' \(getitem\): index 5 is out of "
                                       r"range for axis 1 of extent 3"):
         from_fx(torch.fx.symbolic_trace(BadIndex()), [((2, 3), "float32")])
+
+
+def test_custom_convert_map_adds_and_replaces_rows():
+    from mlcbench.relax import op as R_op
+
+    class Swish(nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, 0) * torch.relu(x)
+
+    def cumsum_as_identity(t, input, dim):
+        return input
+
+    def relu_as_sigmoid(t, input):
+        return t.emit(R_op.sigmoid(input))
+
+    x = np.linspace(-2, 2, 6, dtype="float32").reshape(2, 3)
+    mod = from_fx(torch.fx.symbolic_trace(Swish()), [((2, 3), "float32")],
+                  custom_convert_map={torch.cumsum: cumsum_as_identity,
+                                      "relu": relu_as_sigmoid})
+    np.testing.assert_allclose(run(mod, x).numpy(), x / (1 + np.exp(-x)), rtol=1e-5)
+    with pytest.raises(IRError, match=r"custom_convert_map\['relu'\] must be a function"):
+        from_fx(torch.fx.symbolic_trace(Swish()), [((2, 3), "float32")],
+                custom_convert_map={"relu": 1})
