@@ -1,5 +1,7 @@
 """TVMScript for Relax: the course's end-to-end module parses, prints TVM-style, and
 round-trips through text."""
+from __future__ import annotations   # the 2022 course's bare `Tensor(...)` annotations
+
 import numpy as np
 import pytest
 
@@ -259,3 +261,37 @@ def test_module_name_used_as_a_value_is_refused():
                                      "y = R.add(out, Module)\n            R.output(out)")
     with pytest.raises(ParseError, match="module being defined: bind it with `cls = Module`"):
         from_source(text)
+
+
+def test_2022_course_spelling_of_chapter_9_parses_and_rewrites():
+    @I.ir_module
+    class MyModule:
+        @R.function
+        def main(x: Tensor((3, 4), "float32"), y: Tensor((3, 4), "float32")):  # noqa: F821
+            with relax.dataflow():
+                lv0 = relax.multiply(x, y)
+                gv0 = relax.add(lv0, y)
+                relax.output(gv0)
+            return gv0
+
+    @relax.expr_functor.mutator
+    class EwiseFMARewriter(relax.PyExprMutator):
+        def visit_call_(self, call):
+            call = self.visit_expr_post_order(call)
+            if call.op != tvm.ir.Op.get("relax.add"):
+                return call
+            value = self.lookup_binding(call.args[0])
+            if not isinstance(value, relax.Call) or value.op != tvm.ir.Op.get("relax.multiply"):
+                return call
+            return relax.Call(tvm.ir.Op.get("relax.ewise_fma"),
+                              [value.args[0], value.args[1], call.args[1]], None, None)
+
+    (block,) = MyModule["main"].body.blocks
+    assert isinstance(block, relax.DataflowBlock)
+    assert MyModule["main"].params[0].struct_info.static_shape() == (3, 4)
+    fused = relax.analysis.remove_all_unused(EwiseFMARewriter().visit_expr(MyModule["main"]))
+    (binding,) = fused.body.blocks[0].bindings
+    assert binding.value.op == tvm.ir.Op.get("relax.ewise_fma")
+    old_type = relax.DynTensorType(2, "float32")
+    assert (old_type.ndim, old_type.dtype, old_type.shape) == (2, "float32", None)
+    assert relax.vm.build is relax.build

@@ -106,6 +106,8 @@ class _FunctionParser:
             return self.env[node.id]
         if self.module is not None and node.id in self.module.global_vars:
             return self.module.global_vars[node.id]   # the 2022 course's bare names
+        if node.id == "Tensor":     # the 2022 course's bare `x: Tensor((3, 4), "float32")`
+            return R_ns.Tensor
         if node.id == "metadata":
             raise self.error(node, "large constants print as metadata[...] references, which "
                                    "cannot be parsed back; build them with R.const instead")
