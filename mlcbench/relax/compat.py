@@ -24,3 +24,13 @@ from .tvmscript.namespace import dataflow, output  # noqa: F401
 def DynTensorType(ndim: int = -1, dtype: str = "float32") -> TensorStructInfo:  # noqa: N802
     """The 2022 type of a tensor of ``ndim`` dimensions (extents unknown)."""
     return TensorStructInfo(dtype=dtype, ndim=ndim)
+
+
+def _alias_op_names() -> None:
+    """``relax.op.linear`` (course chapter 6) is TVM's name for ``relax.op.nn.linear``."""
+    from . import op
+    if not hasattr(op, "linear"):
+        op.linear = op.nn.linear
+
+
+_alias_op_names()

@@ -315,8 +315,12 @@ class Function(Expr):
 
 def const(value, dtype: str | None = None) -> Constant:
     """A tensor constant: ``const(1.0)`` (float32 scalar), ``const(np_array)``,
-    ``const([1, 2], "int64")``. Python floats default to float32, ints to int32."""
+    ``const([1, 2], "int64")``. Python floats default to float32, ints to int32.
+    The 2022 course passes a type, ``const(w, relax.DynTensorType(2, "float32"))``: its
+    dtype is used."""
     from ..runtime import ndarray
+    if isinstance(dtype, TensorStructInfo):
+        dtype = dtype.dtype or None
     if isinstance(value, ndarray.NDArray):
         value = value.numpy()
     if dtype is None and not isinstance(value, np.ndarray):

@@ -21,3 +21,11 @@ def test_function_with_attr_takes_a_key_and_value_or_a_dict():
 def test_function_with_attr_without_a_value_is_refused():
     with pytest.raises(IRError, match="'Primitive' needs a value"):
         _identity().with_attr("Primitive")
+
+
+def test_const_takes_the_2022_course_type_for_its_dtype():
+    import numpy as np
+    weight = np.ones((2, 3), "float64")
+    c = relax.const(weight, relax.DynTensorType(2, "float32"))
+    assert c.data.numpy().dtype == np.float32
+    assert c.struct_info.static_shape() == (2, 3)
