@@ -1,52 +1,171 @@
 """The ``mlcbench`` command line.
 
-``mlcbench demo``            walk through what the compiler does, headless, with a progress bar
-``mlcbench show FILE``       parse a TVMScript file and print it back (canonical form)
-``mlcbench lower FILE``      print the IR after each lowering pass
-``mlcbench compile FILE -o lib.so``   build a TVMScript file into a shared library
+``mlcbench demo``                          walk through what the compiler does, headless
+``mlcbench show FILE [--after PASS]``      print a TVMScript file or an ONNX model's Relax IR
+``mlcbench lower FILE``                    print the IR after each lowering pass
+``mlcbench compile FILE -o OUT``           TVMScript -> a shared library; ONNX -> a package
+``mlcbench run PACKAGE``                   run a compiled model package
+``mlcbench tune MODEL --trials N -o DIR``  tune an ONNX model's kernels
+
+Exit status: 0 on success, 1 when the work failed (a model that does not import,
+compile or run), 2 for a wrong command line (unknown option, missing file, a file of
+the wrong kind), 130 when interrupted.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-import time
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+EXAMPLES = """examples:
+  mlcbench compile resnet50.onnx -o resnet50.tar
+  mlcbench compile resnet50.onnx -o resnet50.tar --tuning-records records/
+  mlcbench run resnet50.tar --inputs image.npz --print-time --repeat 10 --outputs out.npz
+  mlcbench tune resnet50.onnx --trials 64 -o records/
+  mlcbench show resnet50.onnx --after FuseOps
+  mlcbench compile kernel.py -o kernel.so          (a TVMScript file)
+"""
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="mlcbench", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+class UsageError(Exception):
+    """A command line that cannot work: exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlcbench", description="mlcbench, a machine-learning compiler: compile, run "
+                                     "and tune ONNX models; show, lower and compile TVMScript.",
+        epilog=EXAMPLES + "\n" + __doc__.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, show Python's traceback instead of one line")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = sub.add_parser("demo", help="show, headless, what the compiler can do")
     demo.add_argument("--size", type=int, default=512,
                       help="matrix size of the parallel, vectorized matmul (default 512)")
-    show = sub.add_parser("show", help="parse a TVMScript file and print it")
-    show.add_argument("file")
+    show = sub.add_parser("show", help="print a TVMScript file, or an ONNX model as Relax",
+                          epilog="example: mlcbench show model.onnx --after FuseOps")
+    show.add_argument("file", help="a TVMScript file (.py) or an ONNX model (.onnx)")
+    show.add_argument("--after", metavar="PASS",
+                      help="the IR after this pass of the build pipeline")
+    _model_options(show)
     lower = sub.add_parser("lower", help="print the IR after each lowering pass")
     lower.add_argument("file")
-    comp = sub.add_parser("compile", help="build a TVMScript file into a shared library")
-    comp.add_argument("file")
-    comp.add_argument("-o", "--output", required=True)
-    args = parser.parse_args(argv)
+    comp = sub.add_parser("compile", help="build a TVMScript file or an ONNX model",
+                          epilog="examples:\n  mlcbench compile model.onnx -o model.tar\n"
+                                 "  mlcbench compile kernel.py -o kernel.so",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    comp.add_argument("file", help="a TVMScript file (.py) or an ONNX model (.onnx)")
+    comp.add_argument("-o", "--output", help="the library (.so) or package (.tar) to "
+                                             "write (default: module.tar for a model)")
+    comp.add_argument("--target", default="llvm", help="target (default: llvm, the host)")
+    comp.add_argument("--tuning-records", metavar="PATH",
+                      help="records of `mlcbench tune` (a directory) or an AutoTVM log")
+    _model_options(comp)
+    _run_parser(sub)
+    _tune_parser(sub)
+    return parser
+
+
+def _model_options(parser) -> None:
+    parser.add_argument("--input-shapes", metavar="SHAPES",
+                        help="static input shapes, e.g. 'data:[1,3,224,224]' "
+                             "(several: 'a:[1,4] b:[1,8]')")
+
+
+def _run_parser(sub) -> None:
+    run = sub.add_parser("run", help="run a compiled model package (.tar)",
+                         epilog="example: mlcbench run model.tar --inputs x.npz --print-time "
+                                "--repeat 10 --outputs out.npz")
+    run.add_argument("file", help="a package written by `mlcbench compile`")
+    run.add_argument("--inputs", metavar="NPZ", help="input arrays by name (.npz); inputs "
+                                                     "not in it are filled (--fill-mode)")
+    run.add_argument("--fill-mode", choices=["random", "zeros", "ones"], default="random")
+    run.add_argument("--outputs", metavar="NPZ", help="write the outputs (output_0, ...)")
+    run.add_argument("--print-time", action="store_true", help="time the model and print it")
+    run.add_argument("--print-top", type=int, metavar="N",
+                     help="print the N largest entries of output_0 (class scores)")
+    run.add_argument("--repeat", type=int, default=1, help="timed repeats (default 1)")
+    run.add_argument("--number", type=int, default=1, help="runs per repeat (default 1)")
+
+
+def _tune_parser(sub) -> None:
+    tune = sub.add_parser("tune", help="tune an ONNX model's kernels",
+                          epilog="example: mlcbench tune model.onnx --trials 64 -o records/")
+    tune.add_argument("file", help="an ONNX model (.onnx)")
+    tune.add_argument("-o", "--output", required=True, metavar="PATH",
+                      help="records: a directory (MetaSchedule) or, with --autotvm, a log")
+    tune.add_argument("--trials", type=int, default=64,
+                      help="measured candidates: in all (MetaSchedule) or per task (AutoTVM)")
+    tune.add_argument("--target", default="llvm")
+    tune.add_argument("--autotvm", action="store_true",
+                      help="tune AutoTVM templates into a log file instead")
+    _model_options(tune)
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:          # --help (0) or a wrong command line (2)
+        return int(exit_.code or 0)
     try:
         return COMMANDS[args.command](args)
-    except Exception as err:  # the command line reports, it does not dump a traceback
-        from ..ir.errors import MLCBenchError
-        if not isinstance(err, (MLCBenchError, OSError, ValueError, TypeError)):
-            raise
+    except BrokenPipeError:          # `mlcbench show model.onnx | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print(f"mlcbench {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except UsageError as err:
         print(f"mlcbench {args.command}: {err}", file=sys.stderr)
-        return 1
+        return EXIT_USAGE
+    except Exception as err:  # the command line reports, it does not dump a traceback
+        if args.traceback:
+            raise
+        print(f"mlcbench {args.command}: {_describe(err)}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _describe(err: Exception) -> str:
+    from ..ir.errors import MLCBenchError
+    if isinstance(err, (MLCBenchError, OSError, ValueError, TypeError)):
+        return str(err)
+    return (f"internal error: {type(err).__name__}: {err} (run with --traceback for "
+            f"details)")
+
+
+def _existing(path: str) -> str:
+    if not os.path.isfile(path):
+        raise UsageError(f"no such file: {path}")
+    return path
+
+
+def is_model(path: str) -> bool:
+    return path.lower().endswith(".onnx")
 
 
 def _read_module(path: str):
     from ..ir.module import IRModule
     from ..script import from_source
-    with open(path, encoding="utf-8") as handle:
+    with open(_existing(path), encoding="utf-8") as handle:
         parsed = from_source(handle.read(), source_name=path)
     return parsed if isinstance(parsed, IRModule) else IRModule.from_expr(parsed)
 
 
 def cmd_show(args) -> int:
-    print(_read_module(args.file).script())
-    return 0
+    if is_model(_existing(args.file)):
+        from .model_commands import show_model
+        return show_model(args)
+    mod = _read_module(args.file)
+    if args.after:
+        from .model_commands import ir_after
+        from ..tir.transform import lower
+        mod = ir_after(lower, mod, args.after)
+    print(mod.script())
+    return EXIT_OK
 
 
 def cmd_lower(args) -> int:
@@ -55,15 +174,32 @@ def cmd_lower(args) -> int:
     from ..tir.transform import lower
     with PassContext(instruments=[PrintAfterAll()]):
         lower(_read_module(args.file))
-    return 0
+    return EXIT_OK
 
 
 def cmd_compile(args) -> int:
+    if is_model(_existing(args.file)):
+        from .model_commands import compile_model
+        return compile_model(args)
+    if not args.output:
+        raise UsageError("give the library to write: -o FILE.so")
     from .build import build
-    lib = build(_read_module(args.file), target="llvm")
+    lib = build(_read_module(args.file), target=args.target)
     lib.export_library(args.output)
     print(f"wrote {args.output}")
-    return 0
+    return EXIT_OK
+
+
+def cmd_run(args) -> int:
+    from .model_commands import run_package
+    return run_package(args)
+
+
+def cmd_tune(args) -> int:
+    if not is_model(_existing(args.file)):
+        raise UsageError(f"expected an ONNX model (.onnx), found {args.file}")
+    from .model_commands import tune_model
+    return tune_model(args)
 
 
 def cmd_demo(args) -> int:
@@ -71,7 +207,8 @@ def cmd_demo(args) -> int:
     return run_demo(size=args.size)
 
 
-COMMANDS = {"demo": cmd_demo, "show": cmd_show, "lower": cmd_lower, "compile": cmd_compile}
+COMMANDS = {"demo": cmd_demo, "show": cmd_show, "lower": cmd_lower, "compile": cmd_compile,
+            "run": cmd_run, "tune": cmd_tune}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -78,10 +78,23 @@ def tiny_mlp(features: int = 10, hidden: int = 8, classes: int = 4, seed: int = 
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def tiny_matmul(features: int = 10, classes: int = 4, seed: int = 0):
+    """input (1, features) -> MatMul -> output (1, classes): one kernel, for quick tuning."""
+    from onnx import TensorProto, helper, numpy_helper
+    weight = np.random.default_rng(seed).standard_normal((features, classes)).astype("float32")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["input", "w"], ["output"])], "tiny_matmul",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, features])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, classes])],
+        initializer=[numpy_helper.from_array(weight, "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def reference_outputs(model, inputs: dict) -> list:
     """The outputs of ``model`` on ``inputs`` by onnx's reference evaluator."""
     from onnx.reference import ReferenceEvaluator
     return [np.asarray(o) for o in ReferenceEvaluator(model).run(None, inputs)]
 
 
-__all__ = ["LIGHT_MODELS", "light_model_path", "reference_outputs", "tiny_cnn", "tiny_mlp"]
+__all__ = ["LIGHT_MODELS", "light_model_path", "reference_outputs", "tiny_cnn", "tiny_matmul",
+           "tiny_mlp"]

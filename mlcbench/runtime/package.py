@@ -141,7 +141,8 @@ def _open_tar(path: str):
     try:
         return tarfile.open(path, "r")
     except tarfile.TarError as err:
-        raise PackageError(f"{path} is not a package (a .tar archive): {err}") from None
+        reason = str(err).splitlines()[0].rstrip(":")
+        raise PackageError(f"{path} is not a package (a .tar archive): {reason}") from None
 
 
 def _member_bytes(archive, name: str, path: str) -> bytes:
