@@ -45,10 +45,37 @@ def binary(relax_op, python_op):
                 else t.emit(R.multiply(other, scalar_like(t, alpha, other)))
         if not is_tensor(input) and not is_tensor(other):
             return python_op(input, other)
+        if not is_tensor(input) and isinstance(input, float) or \
+                not is_tensor(other) and isinstance(other, float):
+            input, other = (_as_float(t, v) for v in (input, other))
         lhs = input if is_tensor(input) else scalar_like(t, input, other)
         rhs = other if is_tensor(other) else scalar_like(t, other, input)
-        return t.emit(relax_op(lhs, rhs))
+        return t.emit(relax_op(*promoted(t, lhs, rhs)))
     return convert
+
+
+def _as_float(t, value):
+    """An integer or bool tensor meeting a Python float computes in float32, as in torch
+    (``mask * 0.5`` is not truncated to 0)."""
+    if is_tensor(value) and _rank(t.dtype_of(value))[0] < 2:
+        return t.emit(R.astype(value, "float32"))
+    return value
+
+
+def _rank(dtype: str) -> tuple:
+    kind = 2 if dtype.startswith(("float", "bfloat")) else 0 if dtype == "bool" else 1
+    return (kind, int("".join(c for c in dtype if c.isdigit()) or 8))
+
+
+def promoted(t, lhs, rhs) -> tuple:
+    """Both operands in torch's result dtype for tensors of two dtypes (bool < int <
+    float, then the wider), so ``x + mask`` with an int ``mask`` adds floats."""
+    a, b = t.dtype_of(lhs), t.dtype_of(rhs)
+    if a == b:
+        return lhs, rhs
+    if _rank(a) > _rank(b):
+        return lhs, t.emit(R.astype(rhs, a))
+    return t.emit(R.astype(lhs, b)), rhs
 
 
 add = binary(R.add, operator.add)
@@ -66,13 +93,18 @@ gt = binary(R.greater, operator.gt)
 ge = binary(R.greater_equal, operator.ge)
 
 
+true_divide = binary(R.divide, operator.truediv)
+
+
 def div(t, input, other, *, rounding_mode=None):
     if rounding_mode == "floor":
         return floordiv(t, input, other)
     if rounding_mode is not None:
         raise IRError(f"div: rounding_mode {rounding_mode!r} is not supported "
                       f"(None and 'floor' are)")
-    return binary(R.divide, operator.truediv)(t, input, other)
+    if is_tensor(input) or is_tensor(other):     # true division: ints divide as floats
+        input, other = _as_float(t, input), _as_float(t, other)
+    return true_divide(t, input, other)
 
 
 def rsub(t, input, other, alpha=1):

@@ -53,7 +53,8 @@ class Elementwise(nn.Module):
                 torch.sigmoid(x), torch.tanh(x), torch.exp(x), F.relu6(x * 4),
                 torch.maximum(x, y), torch.where(x > y, x, y), torch.where(x < 0, 0.0, x),
                 torch.sqrt(x.abs()), torch.rsqrt(x.abs() + 1), torch.erf(x), x.float(),
-                x.masked_fill(x > 0.5, -1.0))
+                x.masked_fill(x > 0.5, -1.0), x + (y > 0).long(), (x > 0) * y,
+                (x > 0).long() * 0.5, (x > 0).long() / 2)
 
 
 def test_elementwise(assert_like_torch):
