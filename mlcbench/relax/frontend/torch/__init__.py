@@ -15,7 +15,7 @@ Weights become Relax constants, or parameters of ``main`` after the inputs with
 The tables ``fx_translator.TABLE`` and ``exported_program_translator.TABLE`` list every
 supported torch function, method, module and ATen operator.
 """
-from .base import detach_params
+from ..common import detach_params
 from .exported_program_translator import from_exported_program
 from .fx_translator import from_fx
 
