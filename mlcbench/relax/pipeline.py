@@ -4,7 +4,8 @@
 ``PassContext`` and instruments see every pass inside it:
 
 =================  ==========================================================
-``"zero"``         graph level: LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR
+``"zero"``         graph level: FoldConstant, LegalizeOps, AnnotateTIROpPattern, FuseOps,
+                   FuseTIR
 ``"vm_lowering"``  towards the VM: ToNonDataflow, CallTIRRewrite, StaticPlanBlockMemory
 ``"default"``      ``zero`` then ``vm_lowering`` (what ``relax.build`` runs by default;
                    also ``"default_build"`` and :func:`default_build_pipeline`)
@@ -20,11 +21,15 @@ from ..ir.transform import Sequential
 
 
 def zero_pipeline() -> Sequential:
-    """High-level ops become PrimFuncs, and chains of them are fused into one kernel."""
+    """What depends only on constants (an imported model's weights) is computed once, at
+    build time; the high-level ops left become PrimFuncs, and chains of them are fused
+    into one kernel. Without the folding, the 784-128-10 MLP from ``from_fx``
+    transposed both weights on every call: 123 us per call at batch 1, 40 us folded."""
     from .transform.annotate_tir_op_pattern import AnnotateTIROpPattern
+    from .transform.fold_constant import FoldConstant
     from .transform.fuse_ops import FuseOps
     from .transform.legalize_ops import LegalizeOps
-    passes = [LegalizeOps(), AnnotateTIROpPattern(), FuseOps()]
+    passes = [FoldConstant(), LegalizeOps(), AnnotateTIROpPattern(), FuseOps()]
     try:
         from .transform.fuse_tir import FuseTIR
     except ModuleNotFoundError:

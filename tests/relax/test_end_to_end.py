@@ -478,7 +478,8 @@ def test_recording_instrument_sees_every_pass_of_the_default_pipeline():
     for record, following in zip(recorder.records, recorder.records[1:]):
         assert following.before is record.after
     for record in recorder.records:
-        assert record.changed, record.name
+        # the exported CNN takes its weights as parameters: nothing is constant to fold
+        assert record.changed == (record.name != "FoldConstant"), record.name
         for ir in (record.before, record.after):
             tvm.ir.assert_structural_equal(from_source(ir.script()), ir)
 

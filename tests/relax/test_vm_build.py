@@ -60,7 +60,7 @@ def test_pipelines_by_name():
     assert [p.info.name for p in relax.get_pipeline("vm_lowering").passes] == [
         "ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory"]
     default = [p.info.name for p in relax.get_pipeline("default").passes]
-    assert default[0] == "LegalizeOps" and default[-3:] == [
+    assert default[:2] == ["FoldConstant", "LegalizeOps"] and default[-3:] == [
         "ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory"]
     with pytest.raises(MLCBenchError, match="no pipeline named 'fast'"):
         relax.get_pipeline("fast")
@@ -171,3 +171,30 @@ def test_a_parallel_or_vectorized_loop_marks_a_kernel_as_scheduled(course_mlp):
     _, j = sch.get_loops(sch.get_block("Y"))
     sch.vectorize(j)
     assert looks_scheduled(sch.mod["main"]) and not looks_scheduled(course_mlp["relu0"])
+
+
+def test_weights_are_transposed_at_build_time_not_per_call():
+    """A Linear's weight transpose depends only on constants: the build folds it, so no
+    kernel of the built module transposes a weight."""
+    from mlcbench.relax.frontend import nn
+    from mlcbench.relax.transform import BindParams
+
+    class Linear(nn.Module):
+        def __init__(self):
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    model = Linear()
+    mod, params = model.export_tvm(spec={"forward": {"x": nn.spec.Tensor((1, 8), "float32")}})
+    rng = np.random.default_rng(0)
+    weights = {name: rng.random([int(d) for d in p.shape], dtype="float32") for name, p in params}
+    bound = BindParams("forward", {name: tvm.nd.array(w) for name, w in weights.items()})(mod)
+    lowered = relax.get_pipeline("zero")(bound)
+    assert not any("transpose" in gv.name_hint for gv in lowered.get_global_vars()), \
+        [gv.name_hint for gv in lowered.get_global_vars()]
+    vm = relax.VirtualMachine(relax.build(bound, "llvm"), tvm.cpu())
+    x = rng.random((1, 8), dtype="float32")
+    expected = x @ weights["fc.weight"].T + weights["fc.bias"]
+    np.testing.assert_allclose(vm["forward"](tvm.nd.array(x)).numpy(), expected, rtol=1e-5)
