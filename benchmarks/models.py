@@ -22,6 +22,7 @@ import numpy as np
 import mlcbench
 from mlcbench import relax
 from mlcbench.relax.frontend.onnx import from_onnx
+from mlcbench.relay.testing import light_model_case
 from mlcbench.target import Target
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # the sibling timing.py
@@ -31,24 +32,10 @@ MODELS = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "vgg19", "ince
           "inception_v2", "resnet50", "densenet121")
 
 
-def light_case(name: str):
-    import onnx
-    from onnx import numpy_helper
-    root = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-    model = onnx.load(os.path.join(root, f"light_{name}.onnx"))
-    initializers = {t.name for t in model.graph.initializer}
-    info = next(i for i in model.graph.input if i.name not in initializers)
-    shape = tuple(d.dim_value for d in info.type.tensor_type.shape.dim)
-    count = int(np.prod(shape))
-    data = (np.arange(count).reshape(shape) / count).astype("float32")
-    stored = numpy_helper.to_array(onnx.load_tensor(
-        os.path.join(root, f"light_{name}_output_0.pb")))
-    return model, info.name, data, stored
-
-
 def measure(name: str, rounds: int) -> dict:
     import onnxruntime as ort
-    model, input_name, data, stored = light_case(name)
+    model, inputs, stored = light_model_case(name)
+    (input_name, data), = inputs.items()
     start = time.perf_counter()
     mod = from_onnx(model)
     imported = time.perf_counter()

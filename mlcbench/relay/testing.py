@@ -90,11 +90,27 @@ def tiny_matmul(features: int = 10, classes: int = 4, seed: int = 0):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def light_model_case(name: str):
+    """``(model, {input name: data}, stored output)`` of a light model: the input is the
+    ramp onnx's backend test feeds it, the output the one stored beside the model."""
+    import onnx
+    from onnx import numpy_helper
+    path = light_model_path(name)
+    model = onnx.load(path)
+    initializers = {t.name for t in model.graph.initializer}
+    info = next(i for i in model.graph.input if i.name not in initializers)
+    shape = tuple(d.dim_value for d in info.type.tensor_type.shape.dim)
+    count = int(np.prod(shape))
+    data = (np.arange(count).reshape(shape) / count).astype("float32")
+    stored = numpy_helper.to_array(onnx.load_tensor(path[:-len(".onnx")] + "_output_0.pb"))
+    return model, {info.name: data}, stored
+
+
 def reference_outputs(model, inputs: dict) -> list:
     """The outputs of ``model`` on ``inputs`` by onnx's reference evaluator."""
     from onnx.reference import ReferenceEvaluator
     return [np.asarray(o) for o in ReferenceEvaluator(model).run(None, inputs)]
 
 
-__all__ = ["LIGHT_MODELS", "light_model_path", "reference_outputs", "tiny_cnn", "tiny_matmul",
+__all__ = ["LIGHT_MODELS", "light_model_case", "light_model_path", "reference_outputs", "tiny_cnn", "tiny_matmul",
            "tiny_mlp"]
