@@ -162,3 +162,44 @@ def test_llvm_still_miscompiles_the_reduced_ir():
     kernel(b.ctypes.data, c.ctypes.data)
     assert not np.allclose(c, np.tile(b.reshape(12, 16).sum(0), 8), rtol=1e-5)
 
+
+
+_SMALL_MATMUL = '''
+@T.prim_func
+def main(A: T.Buffer((4, 5), "float32"), B: T.Buffer((5, 9), "float32"),
+         C: T.Buffer((4, 9), "float32")):
+    T.func_attr({"tir.noalias": T.bool(True)})
+    Y = T.alloc_buffer((4, 9), "float32")
+    for i, j, k in T.grid(4, 9, 5):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(4, 9):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = Y[vi, vj] * T.float32(2)
+'''
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "found by benchmarks/fuzz_programs.py --replay 4000549: an unscheduled 4x5x9 matmul "
+    "(as written, no schedule) ends the process in LLVM 22's instruction selection "
+    "(SelectionDAGBuilder::setValue: 'Already set a value for this node!') after -O3 "
+    "with loop vectorization, SLP vectorization and unrolling together; any one of them "
+    "off builds it. Not steered around yet"))
+def test_small_unscheduled_matmul_builds_in_a_child_process():
+    """Built in a child process: the failure aborts the process that builds."""
+    import subprocess
+    import sys
+    code = ("import numpy as np, mlcbench as tvm\n"
+            "from mlcbench.script import from_source\n"
+            f"lib = tvm.build(from_source({_SMALL_MATMUL!r}))\n"
+            "a, b = np.ones((4, 5), 'float32'), np.ones((5, 9), 'float32')\n"
+            "c = np.zeros((4, 9), 'float32')\n"
+            "lib['main'](a, b, c)\n"
+            "assert (c == 10).all()\n")
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=120)
+    assert child.returncode == 0, child.stderr[-2000:]
