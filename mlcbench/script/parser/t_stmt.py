@@ -74,7 +74,7 @@ def _loop_dim(kind, start, stop, annotations=None, thread=None) -> LoopDim:
 def _check_loop_bound(value) -> None:
     """Loop bounds are integers; a Python int beyond int32 is a mistake (write
     ``T.int64(...)`` for a loop that really needs a 64-bit variable)."""
-    if isinstance(value, bool) or isinstance(value, float) or (
+    if isinstance(value, (bool, float)) or (
             isinstance(value, PrimExpr) and not value.dtype.is_integer):
         dtype = value.dtype if isinstance(value, PrimExpr) else type(value).__name__
         raise ParseError(f"a loop bound must be an integer, found {value!r} ({dtype})")

@@ -99,10 +99,7 @@ def attribute(owner, name: str):
     if not _is_vocabulary(owner):
         raise RefusedText(f"attribute '{name}' of a {type(owner).__name__}: text may read "
                           "attributes of the T, I and R namespaces and of IR values only")
-    try:
-        value = getattr(owner, name)
-    except AttributeError:
-        raise
+    value = getattr(owner, name)        # AttributeError: the caller names the owner
     if _DENIED_NAMES.match(name) or not (_is_vocabulary(value) or isinstance(value, _PLAIN_DATA)):
         raise RefusedText(f"attribute '{name}' ({_describe(value)}) is not TVMScript "
                           "vocabulary, so text may not use it")
