@@ -183,25 +183,54 @@ def main(A: T.Buffer((4, 5), "float32"), B: T.Buffer((5, 9), "float32"),
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "found by benchmarks/fuzz_programs.py --replay 4000549: an unscheduled 4x5x9 matmul "
-    "(as written, no schedule) ends the process in LLVM 22's instruction selection "
-    "(SelectionDAGBuilder::setValue: 'Already set a value for this node!') after -O3 "
-    "with loop vectorization, SLP vectorization and unrolling together; any one of them "
-    "off builds it. Not steered around yet"))
 def test_small_unscheduled_matmul_builds_in_a_child_process():
-    """Built in a child process (the failure aborts the process that builds) for a named
-    CPU, so every host compiles the same code: haswell (AVX2), whose code runs on every
-    x86-64 host the suite meets."""
+    """Found by benchmarks/fuzz_programs.py --replay 4000549: with loop vectorization, SLP
+    vectorization and unrolling together, LLVM 22's -O3 left a shuffle that does not
+    dominate its use, and instruction selection ended the process ('Already set a value
+    for this node!'). compile_ir verifies the optimized module and optimizes again without
+    SLP vectorization. Built in a child process (a regression would end the process that
+    builds) for a named CPU, haswell, whose code runs on every x86-64 host the suite meets."""
     import subprocess
     import sys
     code = ("import numpy as np, mlcbench as tvm\n"
             "from mlcbench.script import from_source\n"
             f"lib = tvm.build(from_source({_SMALL_MATMUL!r}), target='llvm -mcpu=haswell')\n"
-            "a, b = np.ones((4, 5), 'float32'), np.ones((5, 9), 'float32')\n"
+            "a = np.arange(20, dtype='float32').reshape(4, 5)\n"
+            "b = np.arange(45, dtype='float32').reshape(5, 9) / 7\n"
             "c = np.zeros((4, 9), 'float32')\n"
             "lib['main'](a, b, c)\n"
-            "assert (c == 10).all()\n")
+            "np.testing.assert_allclose(c, 2 * a @ b, rtol=1e-5)\n")
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            timeout=120)
     assert child.returncode == 0, child.stderr[-2000:]
+
+
+def test_a_module_the_optimizer_breaks_is_optimized_again_without_slp(monkeypatch):
+    """Whatever LLVM version runs, a module that fails verification after -O3 is rebuilt
+    from the same IR with SLP vectorization off, and the artifact says so."""
+    from mlcbench.codegen.llvm import engine
+    from mlcbench.target import Target
+    calls, verdicts = [], iter([False, True])
+    real_optimize = engine.optimize
+
+    def recording_optimize(module, machine, slp_vectorization=True):
+        calls.append(slp_vectorization)
+        real_optimize(module, machine, slp_vectorization)
+    monkeypatch.setattr(engine, "optimize", recording_optimize)
+    monkeypatch.setattr(engine, "_verifies", lambda module: next(verdicts))
+    ir_text = ('define float @twice(float %x) {\n  %y = fadd float %x, %x\n'
+               '  ret float %y\n}\n')
+    artifact = engine.compile_ir(ir_text, Target("llvm -mcpu=haswell"), "twice")
+    assert calls == [True, False]
+    assert artifact.pipeline.startswith("O3 without SLP")
+    assert "fadd" in artifact.get_source("ll")
+
+
+def test_a_module_invalid_after_both_pipelines_is_a_codegen_error(monkeypatch):
+    from mlcbench.codegen.llvm import engine
+    from mlcbench.ir.errors import CodegenError
+    from mlcbench.target import Target
+    monkeypatch.setattr(engine, "_verifies", lambda module: False)
+    ir_text = "define void @nothing() {\n  ret void\n}\n"
+    with pytest.raises(CodegenError, match="invalid IR for 'nothing'"):
+        engine.compile_ir(ir_text, Target("llvm -mcpu=haswell"), "nothing")

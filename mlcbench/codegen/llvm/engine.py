@@ -50,7 +50,8 @@ def machine_for(target) -> llvm.TargetMachine:
     return target_machine(target.mcpu, target.llvm_features, getattr(target, "mtriple", ""))
 
 
-def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
+def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine,
+             slp_vectorization: bool = True) -> None:
     """Run LLVM's -O3 pipeline with loop/SLP vectorization and unrolling.
 
     Loop interleaving stays off: LLVM 22's loop vectorizer, when it interleaves a loop
@@ -62,7 +63,7 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
     """
     options = llvm.create_pipeline_tuning_options(speed_level=3)
     options.loop_vectorization = True
-    options.slp_vectorization = True
+    options.slp_vectorization = slp_vectorization
     options.loop_unrolling = True
     options.loop_interleaving = False
     builder = llvm.create_pass_builder(machine, options)
@@ -91,8 +92,10 @@ class LLVMArtifact:
 
     type_key = "llvm"
 
-    def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine, unoptimized_ir: str):
+    def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine, unoptimized_ir: str,
+                 pipeline: str = "O3"):
         self._module, self._machine = module, machine
+        self.pipeline = pipeline
         self._unoptimized_ir = unoptimized_ir
         self._object: bytes | None = None
         self._asm: str | None = None
@@ -134,8 +137,30 @@ def _emitting(what: str, emit, module):
 def compile_ir(ir_text: str, target, name: str = "module",
                imports: tuple = ()) -> LLVMArtifact:
     """Parse, verify and optimize textual LLVM IR for ``target``; ``imports`` are more
-    LLVM IR texts (a loop's ``pragma_import_llvm``) linked into the same module."""
+    LLVM IR texts (a loop's ``pragma_import_llvm``) linked into the same module.
+
+    The optimized module is verified before instruction selection: LLVM 22's SLP
+    vectorizer can leave a shuffle that does not dominate its use (an unscheduled 4x5x9
+    matmul with an epilogue, tests/codegen/test_llvm_pitfalls.py), and instruction
+    selection would then end the process. Such a module is optimized again from the
+    same IR without SLP vectorization; ``artifact.pipeline`` says which pipeline ran.
+    """
     machine = machine_for(target)
+    module = _parse_module(ir_text, name, imports)
+    optimize(module, machine)
+    pipeline = "O3"
+    if not _verifies(module):
+        module = _parse_module(ir_text, name, imports)
+        optimize(module, machine, slp_vectorization=False)
+        pipeline = "O3 without SLP vectorization (the full pipeline produced invalid IR)"
+        if not _verifies(module):
+            raise CodegenError(f"LLVM's optimizer produced invalid IR for {name!r}, with "
+                               "and without SLP vectorization")
+    return LLVMArtifact(module, machine, ir_text, pipeline)
+
+
+def _parse_module(ir_text: str, name: str, imports: tuple) -> llvm.ModuleRef:
+    """The verified module of ``ir_text`` with the ``imports`` linked in."""
     try:
         module = llvm.parse_assembly(ir_text)
         module.name = name
@@ -151,8 +176,15 @@ def compile_ir(ir_text: str, target, name: str = "module",
             raise CodegenError(f"{name}: the LLVM IR of pragma_import_llvm #{number + 1} "
                                f"cannot be parsed or linked (LLVM {llvm.llvm_version_info[0]} "
                                f"expects opaque `ptr` pointers): {err}") from None
-    optimize(module, machine)
-    return LLVMArtifact(module, machine, ir_text)
+    return module
+
+
+def _verifies(module: llvm.ModuleRef) -> bool:
+    try:
+        module.verify()
+    except RuntimeError:
+        return False
+    return True
 
 
 @lru_cache(maxsize=None)
