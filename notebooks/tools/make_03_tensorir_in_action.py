@@ -1,4 +1,4 @@
-"""Write notebooks/02_schedules.ipynb (run from the repository root)."""
+"""Write notebooks/03_tensorir_in_action.ipynb (run from the repository root)."""
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -143,4 +143,4 @@ print(f"tiled matmul {n}^3: {2 * n**3 / ours / 1e9:.0f} GFLOPS, "
 nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3",
                                                         "display_name": "Python 3",
                                                         "language": "python"}})
-nbformat.write(nb, "notebooks/02_schedules.ipynb")
+nbformat.write(nb, "notebooks/03_tensorir_in_action.ipynb")
