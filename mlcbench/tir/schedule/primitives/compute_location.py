@@ -49,13 +49,28 @@ def _sibling_positions(func, primitive, scope_body, nest_top, loop_hit, block_na
     return items, nest_at, loop_at
 
 
-def _access_region(blocks_under, buffer, loop, analyzer, reads: bool):
-    """Per-dimension IntSets of ``buffer`` accessed by the blocks below ``loop``."""
+def _relaxed_thread_loops(loops, scope: str) -> list:
+    """The loops among ``loops`` (the target loop and those above it) over which a buffer
+    of storage ``scope`` is shared: a block's threads share "shared" memory, so a copy
+    into it computed under ``threadIdx`` loops must cover what every thread of the block
+    reads (TVM sizes it the same way); "global" is shared by the whole grid; "local" by
+    no one."""
+    def shared_by(tag: str) -> bool:
+        if scope.startswith("shared"):
+            return tag.startswith(("threadIdx", "vthread"))
+        return scope.startswith("global") and tag.startswith(("threadIdx", "blockIdx", "vthread"))
+    return [lp for lp in loops if lp.thread_binding is not None
+            and shared_by(lp.thread_binding.thread_tag)]
+
+
+def _access_region(blocks_under, buffer, loop, analyzer, reads: bool, relaxed=()):
+    """Per-dimension IntSets of ``buffer`` accessed by the blocks below ``loop``, over all
+    iterations of the loops below it and of the ``relaxed`` loops above it."""
     from ....arith import eval_set
     from ....arith.int_set import IntSet
     sets = None
     for realize, loops_below in blocks_under:
-        dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops_below}
+        dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in [*relaxed, *loops_below]}
         bind = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
         for region in (realize.block.reads if reads else realize.block.writes):
             if region.buffer is not buffer:
@@ -168,9 +183,11 @@ def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: b
     block = hit.node.block
     own = block.reads if reverse else block.writes
     needed = {}
+    loops_at = [p for p in loop_hit.parents if isinstance(p, For)] + [loop_hit.node]
     for region in own:
+        relaxed = _relaxed_thread_loops(loops_at, region.buffer.scope)
         sets = _access_region(_blocks_below(loop_hit.node), region.buffer, loop_hit.node,
-                              analyzer, reads=not reverse)
+                              analyzer, reads=not reverse, relaxed=relaxed)
         if sets is not None:
             needed[id(region.buffer)] = sets
     if not needed:
