@@ -63,6 +63,17 @@ class XGBConfig:
         return params
 
 
+def require_xgboost() -> None:
+    """Fail when tuning starts, not at the first training (trial 64 or 100), where xgboost
+    is missing."""
+    try:
+        import xgboost  # noqa: F401
+    except ImportError as err:
+        raise TuningError("the XGBoost cost model needs the xgboost package, which is not "
+                          f"installed ({err}): pip install 'mlcbench[tune]' (or xgboost-cpu), "
+                          "or tune with cost_model='random'") from None
+
+
 class XGBModel(CostModel):
     """Gradient-boosted trees on per-store features (TVM's ``ms.cost_model.XGBModel``).
 
@@ -95,6 +106,7 @@ class XGBModel(CostModel):
                  aggregate: str = "pack-sum", num_boost_round: int = 100,
                  pairs_per_candidate: int = 32, adaptive_training: bool = True, seed: int = 0,
                  path: str | None = None):
+        require_xgboost()
         if objective not in _OBJECTIVES or aggregate not in _AGGREGATES:
             raise TuningError(f"XGBModel: objective must be one of {_OBJECTIVES} and aggregate "
                               f"one of {_AGGREGATES}; found {objective!r}, {aggregate!r}")

@@ -29,3 +29,11 @@ def test_simulated_annealing_on_a_large_space(task, fake_option):
 def test_bad_options_are_refused(task):
     with pytest.raises(TuningError, match="feature_type must be one of"):
         autotvm.tuner.XGBTuner(task, feature_type="curves")
+
+
+
+def test_xgb_tuner_without_xgboost_fails_when_created(task, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "xgboost", None)
+    with pytest.raises(TuningError, match="xgboost package"):
+        autotvm.tuner.XGBTuner(task)

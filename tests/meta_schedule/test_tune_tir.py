@@ -219,3 +219,15 @@ def test_resuming_says_what_it_found_and_how_the_budget_counts_it(tmp_path, caps
             "max_trials_global=4: the search measures up to 4 new programs, none of those 12"
             in capsys.readouterr().out)
     assert len(database) == 16
+
+
+def test_tuning_without_xgboost_fails_at_the_start_saying_what_to_install(tmp_path,
+                                                                           monkeypatch):
+    """Not at the first training of the cost model (trial 64 or 100), with nothing run."""
+    monkeypatch.setitem(sys.modules, "xgboost", None)
+    measurer = FakeMeasurer()
+    with pytest.raises(TuningError, match=r"pip install 'mlcbench\[tune\]'"):
+        ms.tune_tir(matmul_module(32), TARGET, str(tmp_path), 16, num_trials_per_iter=8,
+                    space=stochastic_schedule_mm, builder=measurer.builder,
+                    runner=measurer.runner, cost_model="xgb")
+
