@@ -29,6 +29,19 @@ EXAMPLES = """examples:
 """
 
 
+EXIT_STATUS = """exit status:
+  0 success, 1 the work failed (a model that does not import, compile or run),
+  2 a wrong command line (unknown option, missing file, a file of the wrong kind),
+  130 interrupted. `mlcbench COMMAND --help` shows each command's options."""
+
+
+def _command(sub, name: str, summary: str, description: str, examples: str):
+    """A subcommand whose --help reads as plain text: what it does, then examples."""
+    return sub.add_parser(name, help=summary, description=description,
+                          epilog="examples:\n" + examples,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 class UsageError(Exception):
     """A command line that cannot work: exit status 2."""
 
@@ -37,26 +50,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mlcbench", description="mlcbench, a machine-learning compiler: compile, run "
                                      "and tune ONNX models; show, lower and compile TVMScript.",
-        epilog=EXAMPLES + "\n" + __doc__.split("\n\n")[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EXAMPLES + "\n" + EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traceback", action="store_true",
                         help="on an error, show Python's traceback instead of one line")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    demo = sub.add_parser("demo", help="show, headless, what the compiler can do")
+    demo = _command(sub, "demo", "show, headless, what the compiler can do",
+                    "Walk through the compiler in the terminal: mm_relu parsed from TVMScript, "
+                    "printed,\nlowered, scheduled, built and timed against numpy; a dense "
+                    "layer with the default\nschedules; the digits MLP through Relax and the VM.",
+                    "  mlcbench demo\n  mlcbench demo --size 256      (a smaller matmul)")
     demo.add_argument("--size", type=int, default=512,
                       help="matrix size of the parallel, vectorized matmul (default 512)")
-    show = sub.add_parser("show", help="print a TVMScript file, or an ONNX model as Relax",
-                          epilog="example: mlcbench show model.onnx --after FuseOps")
+    show = _command(sub, "show", "print a TVMScript file, or an ONNX model as Relax",
+                    "Print a TVMScript file as the parser understood it, or an ONNX model "
+                    "imported as Relax\n(optionally after a pass of the build pipeline).",
+                    "  mlcbench show kernel.py\n  mlcbench show model.onnx --after FuseOps")
     show.add_argument("file", help="a TVMScript file (.py) or an ONNX model (.onnx)")
     show.add_argument("--after", metavar="PASS",
                       help="the IR after this pass of the build pipeline")
     _model_options(show)
-    lower = sub.add_parser("lower", help="print the IR after each lowering pass")
-    lower.add_argument("file")
-    comp = sub.add_parser("compile", help="build a TVMScript file or an ONNX model",
-                          epilog="examples:\n  mlcbench compile model.onnx -o model.tar\n"
-                                 "  mlcbench compile kernel.py -o kernel.so",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    lower = _command(sub, "lower", "print the IR after each lowering pass",
+                     "Print a TVMScript file's IR after each pass that lowers it to "
+                     "code generation.", "  mlcbench lower kernel.py | less")
+    lower.add_argument("file", help="a TVMScript file (.py)")
+    comp = _command(sub, "compile", "build a TVMScript file or an ONNX model",
+                    "Build a TVMScript file into a shared library, or an ONNX model into a "
+                    "package (.tar)\nthat `mlcbench run` and mlcbench.runtime.load_package "
+                    "load.",
+                    "  mlcbench compile model.onnx -o model.tar\n"
+                    "  mlcbench compile model.onnx -o model.tar --tuning-records records/\n"
+                    "  mlcbench compile kernel.py -o kernel.so")
     comp.add_argument("file", help="a TVMScript file (.py) or an ONNX model (.onnx)")
     comp.add_argument("-o", "--output", help="the library (.so) or package (.tar) to "
                                              "write (default: module.tar for a model)")
@@ -76,13 +99,16 @@ def _model_options(parser) -> None:
 
 
 def _run_parser(sub) -> None:
-    run = sub.add_parser("run", help="run a compiled model package (.tar)",
-                         epilog="example: mlcbench run model.tar --inputs x.npz --print-time "
-                                "--repeat 10 --outputs out.npz")
+    run = _command(sub, "run", "run a compiled model package (.tar)",
+                   "Run a package written by `mlcbench compile` on inputs from a .npz file "
+                   "(or filled),\nand print, time or save its outputs.",
+                   "  mlcbench run model.tar --inputs x.npz --outputs out.npz\n"
+                   "  mlcbench run model.tar --print-time --repeat 10 --print-top 5")
     run.add_argument("file", help="a package written by `mlcbench compile`")
     run.add_argument("--inputs", metavar="NPZ", help="input arrays by name (.npz); inputs "
                                                      "not in it are filled (--fill-mode)")
-    run.add_argument("--fill-mode", choices=["random", "zeros", "ones"], default="random")
+    run.add_argument("--fill-mode", choices=["random", "zeros", "ones"], default="random",
+                     help="values of inputs not in --inputs (default random)")
     run.add_argument("--outputs", metavar="NPZ", help="write the outputs (output_0, ...)")
     run.add_argument("--print-time", action="store_true", help="time the model and print it")
     run.add_argument("--print-top", type=int, metavar="N",
@@ -92,14 +118,17 @@ def _run_parser(sub) -> None:
 
 
 def _tune_parser(sub) -> None:
-    tune = sub.add_parser("tune", help="tune an ONNX model's kernels",
-                          epilog="example: mlcbench tune model.onnx --trials 64 -o records/")
+    tune = _command(sub, "tune", "tune an ONNX model's kernels",
+                    "Search schedules for an ONNX model's kernels and keep the measured "
+                    "records,\nwhich `mlcbench compile --tuning-records` then uses.",
+                    "  mlcbench tune model.onnx --trials 64 -o records/\n"
+                    "  mlcbench tune model.onnx --trials 16 --autotvm -o model.log")
     tune.add_argument("file", help="an ONNX model (.onnx)")
     tune.add_argument("-o", "--output", required=True, metavar="PATH",
                       help="records: a directory (MetaSchedule) or, with --autotvm, a log")
     tune.add_argument("--trials", type=int, default=64,
                       help="measured candidates: in all (MetaSchedule) or per task (AutoTVM)")
-    tune.add_argument("--target", default="llvm")
+    tune.add_argument("--target", default="llvm", help="target (default: llvm, the host)")
     tune.add_argument("--autotvm", action="store_true",
                       help="tune AutoTVM templates into a log file instead")
     _model_options(tune)

@@ -1,6 +1,9 @@
 """The ``mlcbench`` command line: show, lower, compile and the headless demo."""
 
+import re
+
 import numpy as np
+import pytest
 
 from mlcbench.driver.cli import main
 from mlcbench.driver.kernels import MM_RELU
@@ -51,3 +54,21 @@ def test_demo_runs_headless(capsys):
     for step in ("parsed mm_relu", "lowering passes", "matches numpy", "def apply_trace(sch):",
                  "default schedule", "digits MLP (nn.Module -> relax.build"):
         assert step in out
+
+
+COMMANDS = ("demo", "show", "lower", "compile", "run", "tune")
+
+
+@pytest.mark.parametrize("command", ("",) + COMMANDS)
+def test_every_help_reads_as_plain_text_with_an_example(command, capsys):
+    """`mlcbench --help` and each command's help: a description, help for every option,
+    an example of the command itself, no markup."""
+    assert main([command, "--help"] if command else ["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "examples:\n" in text and "``" not in text
+    assert f"  mlcbench {command}" in text.split("examples:\n", 1)[1]
+    lines = text.split("options:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    for line, following in zip(lines, lines[1:] + [""]):
+        if line.startswith("  -"):
+            has_help = re.search(r"\S\s{2,}\S", line.strip()) or following.startswith(" " * 8)
+            assert has_help, f"mlcbench {command}: an option without help: {line.strip()}"
