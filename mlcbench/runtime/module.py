@@ -18,6 +18,7 @@ from .benchmark import measure
 from .device import NO_GPU_MESSAGE, as_device, kDLCPU
 from .errors import ArgumentTypeError
 from .metadata import KernelSpec
+from .ndarray import device_or_ctx
 from .packed_func import PackedFunc
 from .registry import get_global_func
 
@@ -123,19 +124,20 @@ class Module:
                        cc=cc, options=options)
 
     # -- timing -----------------------------------------------------------------------
-    def time_evaluator(self, func_name: str, dev, number: int = 10, repeat: int = 1,
+    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
                        min_repeat_ms: float = 0, limit_zero_time_iterations: int = 100,
                        cooldown_interval_ms: float = 0, repeats_to_cooldown: int = 1,
-                       cache_flush_bytes: int = 0, f_preproc: str = ""):
+                       cache_flush_bytes: int = 0, f_preproc: str = "", *, ctx=None):
         """A function that times ``func_name`` on its arguments and returns a BenchmarkResult.
 
         Arguments are checked once; the timing loop then calls the machine code directly,
         adding about a microsecond of Python per call. ``f_preproc`` names a global
         function run with the arguments before each repeat (e.g.
         ``"cache_flush_cpu_non_first_arg"``). See :mod:`mlcbench.runtime.benchmark`.
+        ``ctx=`` is the older name of ``dev``; without either, the CPU.
         """
         func = self.get_function(func_name, query_imports=True)
-        device = as_device(dev)
+        device = as_device(device_or_ctx(dev, ctx, "time_evaluator"))
         if device.device_type != kDLCPU:
             raise RuntimeError_(NO_GPU_MESSAGE.format(what=f"time_evaluator on {device}"))
         preproc_func = get_global_func(f_preproc) if f_preproc else None

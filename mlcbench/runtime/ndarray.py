@@ -99,6 +99,11 @@ class NDArray:
         return self.data_ptr
 
     @property
+    def ctx(self) -> Device:
+        """The device, under the name the older TVM API gave it."""
+        return self.device
+
+    @property
     def ndim(self) -> int:
         return len(self.shape)
 
@@ -176,8 +181,19 @@ class NDArray:
                 and other.shape == self.shape and other.dtype == self.dtype)
 
 
-def empty(shape, dtype="float32", device=None) -> NDArray:
+def device_or_ctx(device, ctx, where: str):
+    """``device``, or ``ctx`` as the older TVM API named it; both only when they agree."""
+    if ctx is None:
+        return device
+    if device is not None and as_device(device) != as_device(ctx):
+        raise ArgumentValueError(f"{where}: device={device} and ctx={ctx} disagree; ctx is "
+                                 "the older name of device, give one of them")
+    return ctx
+
+
+def empty(shape, dtype="float32", device=None, *, ctx=None) -> NDArray:
     """An uninitialized, 64-byte aligned NDArray: ``empty((2, 3), "int32")``."""
+    device = device_or_ctx(device, ctx, "nd.empty")
     dev = _require_cpu(as_device(device), "nd.empty")
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
     if any(d < 0 for d in shape):
@@ -196,12 +212,14 @@ def _to_numpy_source(obj, dtype) -> np.ndarray:
     return np.asarray(obj)  # a list of Python floats stays float64, as in TVM
 
 
-def array(obj, device=None, dtype=None) -> NDArray:
+def array(obj, device=None, dtype=None, *, ctx=None) -> NDArray:
     """Copy ``obj`` (numpy array, list, NDArray or DLPack tensor) into a new NDArray.
+    ``ctx=`` is accepted as the older name of ``device``.
 
     >>> array([1, 2, 3], dtype="int64").shape
     (3,)
     """
+    device = device_or_ctx(device, ctx, "nd.array")
     dev = _require_cpu(as_device(device), "nd.array")
     source = _to_numpy_source(obj, dtype)
     result = NDArray(_aligned_empty(source.shape, source.dtype), dev)
