@@ -40,6 +40,7 @@ def _scheduled(inputs, args, name):
             from ..ir.errors import ScheduleError
             raise ScheduleError("build/lower of a te schedule needs its arguments: "
                                 "build(s, [A, B, C], target='llvm')")
+        inputs.refuse_thread_bindings()     # lowering and code generation are the CPU's
         return inputs.to_prim_func(list(args), name or "main")
     from ..tir.schedule import Schedule
     return inputs.mod if isinstance(inputs, Schedule) else inputs
@@ -58,6 +59,8 @@ def build(inputs, args=None, target=None, name=None):
             # build(mod, target, name): the older positional order of this function
             name = target if name is None else name
             target, args = args, None
+    else:
+        resolve_target(target)      # a GPU target is refused before the schedule is read
     return _tir.build(_scheduled(inputs, args, name), target, name)
 
 

@@ -18,7 +18,8 @@ from ..tir.op import all, any  # noqa: A004
 from .create_prim_func import create_prim_func
 from .schedule import create_schedule
 from .operation import compute, placeholder, size_var, var
-from .reduction import CommReducer, Reduce, TensorAxis, comm_reducer, max, min, reduce_axis, sum
+from .reduction import (CommReducer, Reduce, TensorAxis, comm_reducer, max, min, reduce_axis,
+                        sum, thread_axis)
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 
 power = pow

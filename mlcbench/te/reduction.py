@@ -76,6 +76,20 @@ def reduce_axis(dom, name: str = "rv", thread_tag: str = "", span=None) -> Tenso
     return make_axis(dom, name, IterType.COMM_REDUCE)
 
 
+def thread_axis(dom=None, tag: str = "", name: str = "", span=None) -> TensorAxis:
+    """A GPU thread axis for ``s[C].bind``: ``te.thread_axis("threadIdx.x")`` or
+    ``te.thread_axis((0, 32), "threadIdx.x")``. Without a domain its extent is a
+    variable, set by the loop it is bound to."""
+    if isinstance(dom, str):
+        tag, dom = dom, None
+    if not tag:
+        raise IRError("thread_axis: expected a thread tag such as \"threadIdx.x\", found none")
+    name = name or tag
+    axis = make_axis(Var(name + ".extent", "int32") if dom is None else dom, name,
+                     IterType.THREAD_INDEX)
+    return axis.replace(thread_tag=tag)
+
+
 # -- the reduction expression -----------------------------------------------------------
 
 @node

@@ -1,13 +1,14 @@
 """``te.create_schedule``: the schedule of the older TVM tutorials, recorded and replayed
 onto a TensorIR :class:`~mlcbench.tir.Schedule`.
 
-A te schedule has one *stage* per compute op. Stage methods (``split``, ``fuse``,
-``reorder``, ``vectorize``, ``parallel``, ``unroll``, ``compute_at``,
-``compute_inline``) act on axis handles: the op's axes (``s[C].op.axis``,
+A te schedule has one *stage* per compute op. Stage methods (``split``, ``tile``,
+``fuse``, ``reorder``, ``vectorize``, ``parallel``, ``unroll``, ``pragma``, ``bind``,
+``compute_at``, ``compute_inline``) act on axis handles: the op's axes (``s[C].op.axis``,
 ``s[C].op.reduce_axis``) and the new axes that ``split`` / ``fuse`` return. Nothing is
 transformed while the schedule is written; ``lower`` / ``build`` make the PrimFunc
 ``te.create_prim_func(args)``, open a ``tir.Schedule`` on it and replay every recorded
-step onto the block named after the op and the loops the handles stand for::
+step onto the block named after the op and the loops the handles stand for
+(:mod:`mlcbench.te.schedule_replay`)::
 
     s = te.create_schedule(C.op)
     y, x = s[C].op.axis
@@ -20,18 +21,23 @@ step onto the block named after the op and the loops the handles stand for::
 
 As in TVM, the initialisation of a reduction is placed before the stage's outermost
 reduction loop (``decompose_reduction`` at that loop). Errors the TensorIR schedule
-raises surface unchanged as :class:`~mlcbench.ir.errors.ScheduleError`.
+raises surface as a :class:`~mlcbench.ir.errors.ScheduleError` that names the stage and
+the step first. ``bind`` records GPU thread axes; building such a schedule for ``llvm``
+is refused with the stage and axis named.
 
 Two rules differ from TVM because TensorIR regenerates the loops it moves: a stage must
 call ``compute_at`` before splitting, fusing or reordering its own axes, and
-``cache_write`` must come before any other step on that stage.
+``cache_write`` must come before any other step on that stage, ``cache_read`` before
+any step on its readers.
 """
 from __future__ import annotations
 
 from ..ir.errors import ScheduleError
 from ..tir.expr import IntImm, Range
-from ..tir.stmt import IterType
+from ..tir.stmt import IterVar
 from .create_prim_func import _topological_order, _unique_block_names, create_prim_func
+from .operation import compute_with_axis_names
+from .schedule_replay import Replay, consumers_first
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 
 __all__ = ["Schedule", "Stage", "AxisHandle", "create_schedule"]
@@ -44,8 +50,9 @@ class AxisHandle:
     ``cfg.define_split("tile_y", y)`` can read it as in TVM.
     """
 
-    def __init__(self, name: str, extent, kind: str):
+    def __init__(self, name: str, extent, kind: str, stage_name: str = ""):
         self.name, self.kind = name, kind            # kind: "data_par", "reduce", "mixed"
+        self.stage_name = stage_name                 # the stage whose loop this is
         self.extent = extent if extent is None else int(extent)
         self.dom = Range(0, self.extent if self.extent is not None else 0)
 
@@ -93,29 +100,45 @@ class Stage:
     def __init__(self, schedule: "Schedule", op: ComputeOp, name: str | None = None,
                  suffix: str = ""):
         self.schedule, self.origin = schedule, op
-        axis = [AxisHandle(iv.var.name + suffix, _extent_of(iv), "data_par") for iv in op.axis]
-        reduce = [AxisHandle(iv.var.name + suffix, _extent_of(iv), "reduce")
+        name = name or op.name
+        axis = [AxisHandle(iv.var.name + suffix, _extent_of(iv), "data_par", name)
+                for iv in op.axis]
+        reduce = [AxisHandle(iv.var.name + suffix, _extent_of(iv), "reduce", name)
                   for iv in op.reduce_axis]
-        self.op = StageOp(name or op.name, axis, reduce, op.output(0))
+        self.op = StageOp(name, axis, reduce, op.output(0))
         self.leaves = axis + reduce
         self.attached = False
+        self.reads = {id(t.op) for t in op.input_tensors}   # ops whose tensors it reads now
+
+    def root_axes(self) -> list:
+        return list(self.op.axis) + list(self.op.reduce_axis)
+
+    @property
+    def leaf_iter_vars(self) -> tuple:
+        """The stage's loops, outermost first, as the recorded steps leave them."""
+        return tuple(self.leaves)
 
     # -- lookup -----------------------------------------------------------------------------
     def _leaf(self, axis, primitive: str) -> AxisHandle:
         """The handle ``axis`` stands for; te IterVars of the op map to its root axes."""
+        where = f"{primitive} on stage {self.op.name!r}"
         if not isinstance(axis, AxisHandle):
-            roots = list(self.origin.axis) + list(self.origin.reduce_axis)
-            position = next((i for i, iv in enumerate(roots) if iv is axis), None)
+            position = next((i for i, iv in enumerate(list(self.origin.axis)
+                                                       + list(self.origin.reduce_axis))
+                             if iv is axis), None)
             if position is None:
-                raise ScheduleError(f"{primitive} on stage {self.op.name!r}: {axis!r} is not "
-                                    "an axis of this stage; use s[C].op.axis, "
-                                    "s[C].op.reduce_axis or what split/fuse returned")
-            axis = (list(self.op.axis) + list(self.op.reduce_axis))[position]
+                raise ScheduleError(f"{where}: expected an axis of this stage "
+                                    "(s[C].op.axis, s[C].op.reduce_axis or what split/fuse "
+                                    f"returned), found {self.schedule._axis_owner(axis)}")
+            axis = self.root_axes()[position]
+        if axis.stage_name != self.op.name:
+            raise ScheduleError(f"{where}: axis {axis.name!r} is a loop of stage "
+                                f"{axis.stage_name!r}; use s[{axis.stage_name}].{primitive} "
+                                f"or an axis of {self.op.name!r}")
         if axis not in self.leaves:
             names = [h.name for h in self.leaves]
-            raise ScheduleError(f"{primitive} on stage {self.op.name!r}: axis {axis.name!r} "
-                                f"is not a current loop of the stage (it was split or fused "
-                                f"already); the loops are {names}")
+            raise ScheduleError(f"{where}: axis {axis.name!r} is not a current loop of the "
+                                f"stage (it was split or fused already); the loops are {names}")
         return axis
 
     def _record(self, kind: str, *args) -> None:
@@ -131,13 +154,17 @@ class Stage:
         if (factor is None) == (nparts is None):
             raise ScheduleError(f"split on stage {self.op.name!r}: give exactly one of "
                                 f"factor= and nparts=, found factor={factor}, nparts={nparts}")
+        given = factor if factor is not None else nparts
+        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+            raise ScheduleError(f"split on stage {self.op.name!r}: expected a positive int "
+                                f"factor/nparts, found {given!r}")
         parent = self._leaf(parent, "split")
         if factor is not None:
-            inner_extent, outer_extent = int(factor), _ceildiv(parent.extent, int(factor))
+            inner_extent, outer_extent = factor, _ceildiv(parent.extent, factor)
         else:
-            outer_extent, inner_extent = int(nparts), _ceildiv(parent.extent, int(nparts))
-        outer = AxisHandle(parent.name + ".outer", outer_extent, parent.kind)
-        inner = AxisHandle(parent.name + ".inner", inner_extent, parent.kind)
+            outer_extent, inner_extent = nparts, _ceildiv(parent.extent, nparts)
+        outer = AxisHandle(parent.name + ".outer", outer_extent, parent.kind, self.op.name)
+        inner = AxisHandle(parent.name + ".inner", inner_extent, parent.kind, self.op.name)
         position = self.leaves.index(parent)
         self.leaves[position:position + 1] = [outer, inner]
         self._record("split", parent, factor, nparts, outer, inner)
@@ -145,6 +172,7 @@ class Stage:
 
     def tile(self, x_parent, y_parent, x_factor, y_factor):
         """Split two axes and order them ``(x_outer, y_outer, x_inner, y_inner)``."""
+        self._leaf(x_parent, "tile"), self._leaf(y_parent, "tile")
         xo, xi = self.split(x_parent, factor=x_factor)
         yo, yi = self.split(y_parent, factor=y_factor)
         self.reorder(xo, yo, xi, yi)
@@ -165,7 +193,7 @@ class Stage:
         for a in axes:
             extent = None if extent is None or a.extent is None else extent * a.extent
         fused = AxisHandle(".".join(a.name for a in axes) + ".fused", extent,
-                           kinds.pop() if len(kinds) == 1 else "mixed")
+                           kinds.pop() if len(kinds) == 1 else "mixed", self.op.name)
         self.leaves[positions[0]:positions[-1] + 1] = [fused]
         self._record("fuse", axes, fused)
         return fused
@@ -175,6 +203,9 @@ class Stage:
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
         axes = [self._leaf(a, "reorder") for a in args]
+        if len(set(axes)) != len(axes):
+            raise ScheduleError(f"reorder on stage {self.op.name!r}: each loop once, found "
+                                f"{[a.name for a in axes]}")
         for position, axis in zip(sorted(self.leaves.index(a) for a in axes), axes):
             self.leaves[position] = axis
         self._record("reorder", axes)
@@ -188,6 +219,31 @@ class Stage:
     def unroll(self, var):
         self._record("unroll", self._leaf(var, "unroll"))
 
+    def bind(self, ivar, thread_ivar):
+        """Bind a loop to a GPU thread axis: ``s[C].bind(bx, te.thread_axis("blockIdx.x"))``.
+
+        Recorded for GPU targets; building for ``llvm`` refuses it, naming the loop."""
+        tag = thread_ivar if isinstance(thread_ivar, str) else getattr(thread_ivar,
+                                                                       "thread_tag", "")
+        if not tag:
+            raise ScheduleError(f"bind on stage {self.op.name!r}: expected a thread axis "
+                                "(te.thread_axis(\"threadIdx.x\")), found "
+                                f"{type(thread_ivar).__name__} {thread_ivar!r}")
+        self._record("bind", self._leaf(ivar, "bind"), tag)
+
+    def pragma(self, var, pragma_type: str, pragma_value=None):
+        """Annotate a loop: ``"unroll"`` and ``"vectorize"`` act as those steps; any other
+        key becomes the loop annotation ``pragma_<key>`` (value 1 when none is given),
+        e.g. ``s[C].pragma(xo, "auto_unroll_max_step", 16)``."""
+        if pragma_type in ("unroll", "vectorize"):
+            getattr(self, pragma_type)(var)
+            return
+        if not isinstance(pragma_type, str) or not pragma_type.isidentifier():
+            raise ScheduleError(f"pragma on stage {self.op.name!r}: expected a pragma name "
+                                f"such as \"auto_unroll_max_step\", found {pragma_type!r}")
+        value = 1 if pragma_value is None else pragma_value
+        self._record("pragma", self._leaf(var, "pragma"), pragma_type, value)
+
     # -- placement --------------------------------------------------------------------------
     def compute_at(self, parent: "Stage", scope):
         """Compute this stage inside loop ``scope`` of stage ``parent``.
@@ -197,7 +253,7 @@ class Stage:
         if not isinstance(parent, Stage):
             raise ScheduleError(f"compute_at on stage {self.op.name!r}: expected a stage "
                                 f"(s[C]), found {type(parent).__name__}")
-        if self.leaves != list(self.op.axis) + list(self.op.reduce_axis):
+        if self.leaves != self.root_axes():
             raise ScheduleError(f"compute_at on stage {self.op.name!r}: the stage's loops "
                                 "were split, fused or reordered already; call compute_at "
                                 "first (TensorIR builds new loops for the moved stage)")
@@ -228,6 +284,10 @@ class Schedule:
     def stages(self) -> list:
         return list(self._stages.values())
 
+    def normalize(self) -> "Schedule":
+        """The schedule itself: loops start at zero already (TVM's ``s.normalize()``)."""
+        return self
+
     def __getitem__(self, item) -> Stage:
         op = item.op if isinstance(item, (Tensor, CacheTensor)) else item
         stage = self._stages.get(id(op))
@@ -239,6 +299,15 @@ class Schedule:
         name = getattr(op, "name", op)
         raise ScheduleError(f"s[...]: {name!r} is not computed by this schedule's outputs; "
                             f"its stages are {[s.op.name for s in self.stages]}")
+
+    def _axis_owner(self, axis) -> str:
+        """How an axis that no stage method accepted reads in an error message."""
+        for stage in self.stages:
+            if any(iv is axis for iv in stage.origin.axis + stage.origin.reduce_axis):
+                return f"axis {axis.var.name!r} of stage {stage.op.name!r}"
+        if isinstance(axis, IterVar):
+            return f"axis {axis.var.name!r}, which no compute of this schedule uses"
+        return f"{type(axis).__name__} {axis!r}"
 
     def cache_write(self, tensor, scope: str) -> CacheTensor:
         """Compute ``tensor`` into a ``scope`` buffer, then copy it out.
@@ -255,12 +324,42 @@ class Schedule:
                                 "step on the stage")
         op = stage.origin
         cache = Stage(self, op, name=f"{stage.op.name}.{scope}", suffix=".c")
-        stage.op = StageOp(stage.op.name, [AxisHandle(iv.var.name, _extent_of(iv), "data_par")
-                                           for iv in op.axis], (), op.output(0))
-        stage.leaves = list(stage.op.axis)
+        stage.op = StageOp(stage.op.name, [AxisHandle(iv.var.name, _extent_of(iv), "data_par",
+                                                      stage.op.name) for iv in op.axis],
+                           (), op.output(0))
+        stage.leaves, stage.reads = list(stage.op.axis), set()
         self._stages[id(cache.op)] = cache
         self._steps.append(("cache_write", stage, (cache, scope)))
         return CacheTensor(cache, op.output(0))
+
+    def cache_read(self, tensor, scope: str, readers) -> Tensor:
+        """Copy ``tensor`` into a ``scope`` buffer that ``readers`` (stages' tensors) read.
+
+        Returns the cache tensor: ``s[AA]`` is the copy stage, whole at the start until
+        ``s[AA].compute_at(s[CC], ko)`` moves it next to its use.
+
+        >>> AA = s.cache_read(A, "local", [CC])
+        """
+        if not isinstance(tensor, Tensor):
+            raise ScheduleError(f"cache_read: expected a te tensor to copy, found "
+                                f"{type(tensor).__name__} {tensor!r}")
+        readers = [readers] if isinstance(readers, (Tensor, CacheTensor)) else list(readers)
+        stages = [self[reader] for reader in readers]
+        if not stages:
+            raise ScheduleError(f"cache_read({tensor.op.name}, {scope!r}): give the stages "
+                                "that read it, e.g. [C]")
+        for stage in stages:
+            if id(tensor.op) not in stage.reads:
+                raise ScheduleError(f"cache_read({tensor.op.name}, {scope!r}): stage "
+                                    f"{stage.op.name!r} does not read {tensor.op.name!r}")
+        op = compute_with_axis_names(tensor.shape, lambda *i: tensor[i],
+                                     [f"ax{d}" for d in range(len(tensor.shape))],
+                                     name=f"{tensor.op.name}.{scope}").op
+        cache = self._stages[id(op)] = Stage(self, op)
+        for stage in stages:
+            stage.reads = (stage.reads - {id(tensor.op)}) | {id(op)}
+        self._steps.append(("cache_read", cache, (tensor.op.name, scope, stages)))
+        return op.output(0)
 
     # -- lowering ---------------------------------------------------------------------------
     def to_tir_schedule(self, args):
@@ -270,13 +369,13 @@ class Schedule:
         computes = [op for op in _topological_order(tensors) if isinstance(op, ComputeOp)]
         names = dict(zip(map(id, computes), _unique_block_names(computes)))
         sch = TIRSchedule(create_prim_func(args))
-        replay = _Replay(sch)
+        replay = Replay(sch)
         for stage in self._stages.values():
             if id(stage.origin) in names and stage.op.name == stage.origin.name:
                 replay.open_stage(stage, names[id(stage.origin)])
-        for kind, stage, step_args in self._steps:
+        for kind, stage, step_args in consumers_first(self._steps):
             replay.step(kind, stage, step_args)
-        replay.decompose_reductions([s for s in self.stages if s not in replay.inlined])
+        replay.decompose_reductions(self.stages)
         return sch
 
     def to_prim_func(self, args, name: str = "main"):
@@ -284,83 +383,21 @@ class Schedule:
         func = self.to_tir_schedule(args).mod["main"]
         return func.with_attr("global_symbol", name) if name != "main" else func
 
+    def thread_bindings(self) -> list:
+        """``(stage, axis, thread tag)`` of every ``bind`` step."""
+        return [(stage.op.name, args[0].name, args[1])
+                for kind, stage, args in self._steps if kind == "bind"]
+
+    def refuse_thread_bindings(self) -> None:
+        """Refuse a schedule with ``bind`` steps where the code is for the CPU."""
+        for stage, axis, tag in self.thread_bindings():
+            raise ScheduleError(f"stage {stage!r} binds axis {axis!r} to {tag!r}: thread "
+                                "bindings run on a GPU, and lower/build compile for the CPU "
+                                f"(target llvm). On the CPU use s[{stage}].parallel({axis}); "
+                                "s.to_tir_schedule(args).mod shows the bound loops")
+
     def __repr__(self) -> str:
         return f"te.Schedule(stages={[s.op.name for s in self.stages]})"
-
-
-class _Replay:
-    """Recorded steps applied to a ``tir.Schedule``: handles -> LoopRV, stages -> BlockRV."""
-
-    def __init__(self, sch):
-        self.sch, self.loops, self.blocks, self.inlined = sch, {}, {}, set()
-
-    def open_stage(self, stage: Stage, block_name: str) -> None:
-        block = self.sch.get_block(block_name)
-        self.blocks[stage] = block
-        self._bind(list(stage.op.axis) + list(stage.op.reduce_axis), self.sch.get_loops(block))
-
-    def _bind(self, handles, loops) -> None:
-        for handle, loop in zip(handles, loops[len(loops) - len(handles):]):
-            self.loops[handle] = loop
-
-    def _loop(self, handle):
-        return self.loops[handle]
-
-    def step(self, kind: str, stage: Stage, args) -> None:
-        getattr(self, "_" + kind)(stage, *args)
-
-    def _split(self, stage, parent, factor, nparts, outer, inner):
-        factors = [None, int(factor)] if factor is not None else [int(nparts), None]
-        self._bind([outer, inner], self.sch.split(self._loop(parent), factors))
-
-    def _fuse(self, stage, axes, fused):
-        self.loops[fused] = self.sch.fuse(*[self._loop(a) for a in axes])
-
-    def _reorder(self, stage, axes):
-        if len(axes) > 1:
-            self.sch.reorder(*[self._loop(a) for a in axes])
-
-    def _vectorize(self, stage, axis):
-        self.sch.vectorize(self._loop(axis))
-
-    def _parallel(self, stage, axis):
-        self.sch.parallel(self._loop(axis))
-
-    def _unroll(self, stage, axis):
-        self.sch.unroll(self._loop(axis))
-
-    def _compute_at(self, stage, parent, scope):
-        block = self.blocks[stage]
-        self.sch.compute_at(block, self._loop(scope), preserve_unit_loops=True)
-        self._bind(list(stage.op.axis) + list(stage.op.reduce_axis), self.sch.get_loops(block))
-
-    def _compute_inline(self, stage):
-        self.sch.compute_inline(self.blocks[stage])
-        self.inlined.add(stage)
-
-    def _cache_write(self, stage, cache: Stage, scope: str):
-        block = self.blocks[stage]
-        copy = self.sch.cache_write(block, 0, scope)
-        roots = list(cache.op.axis) + list(cache.op.reduce_axis)
-        self._bind(roots, self.sch.get_loops(block))
-        self.blocks[cache], self.blocks[stage] = block, copy
-        self._bind(list(stage.op.axis), self.sch.get_loops(copy))
-
-    def decompose_reductions(self, stages) -> None:
-        """Initialise each reduction before its outermost reduction loop, as TE does.
-
-        TensorIR refuses that for a block under a predicate (a non-dividing split of a
-        reduction axis); the block then keeps its ``T.init()``, which lowering turns
-        into a test on the first reduction iteration: slower, equally correct."""
-        for stage in stages:
-            if stage not in self.blocks or not stage.op.reduce_axis:
-                continue
-            first = next((h for h in stage.leaves if h.kind != "data_par"), None)
-            if first is not None:
-                try:
-                    self.sch.decompose_reduction(self.blocks[stage], self._loop(first))
-                except ScheduleError:
-                    pass
 
 
 def create_schedule(ops) -> Schedule:

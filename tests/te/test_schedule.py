@@ -159,3 +159,56 @@ def test_random_split_factors_match_numpy(fy, fx, fk, vec):
         s[C].vectorize(xi)
     got, want = run(s, [A, B, C], [(16, 16), (16, 16)])
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_older_tutorial_program_lowers_builds_and_times():
+    n = 64
+    A, B, C = matmul(n, n, n)
+    k = C.op.reduce_axis[0]
+    s = te.create_schedule(C.op)
+    xo, yo, xi, yi = s[C].tile(C.op.axis[0], C.op.axis[1], 16, 16)
+    ko, ki = s[C].split(k, factor=4)
+    s[C].reorder(xo, yo, ko, ki, xi, yi)
+    s[C].vectorize(yi)
+    s[C].parallel(xo)
+    text = str(mlcbench.lower(s, [A, B, C], simple_mode=True))
+    assert "for y_0 in T.parallel(4):" in text
+    assert "for k_0, k_1, y_1 in T.grid(16, 4, 16):" in text
+    assert "T.Broadcast(" in text                    # the vectorized x_1 loop
+    func = mlcbench.build(s, [A, B, C], target="llvm", name="mmult")
+    assert func.entry_name == "mmult"
+    ctx = mlcbench.context("llvm", 0)
+    rng = np.random.default_rng(1)
+    a = mlcbench.nd.array(rng.random((n, n)).astype("float32"), ctx)
+    b = mlcbench.nd.array(rng.random((n, n)).astype("float32"), ctx=ctx)
+    c = mlcbench.nd.array(np.zeros((n, n), dtype="float32"), ctx)
+    func(a, b, c)
+    np.testing.assert_allclose(c.numpy(), a.numpy() @ b.numpy(), rtol=1e-5)
+    result = func.time_evaluator(func.entry_name, ctx=ctx, number=2)(a, b, c)
+    assert result.mean > 0
+
+
+def test_axis_of_another_stage_is_refused_with_both_names():
+    A = te.placeholder((8, 8), name="A")
+    B = te.compute((8, 8), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((8, 8), lambda i, j: B[i, j] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    bo, bi = s[B].split(s[B].op.axis[0], factor=2)
+    with pytest.raises(ScheduleError, match="axis 'i.outer' is a loop of stage 'B'"):
+        s[C].vectorize(bo)
+    with pytest.raises(ScheduleError, match="found axis 'j' of stage 'B'"):
+        s[C].parallel(B.op.axis[1])
+    with pytest.raises(ScheduleError, match="expected a positive int factor"):
+        s[C].split(s[C].op.axis[0], factor=0)
+    with pytest.raises(ScheduleError, match="each loop once"):
+        s[C].reorder(s[C].op.axis[0], s[C].op.axis[0])
+    assert [h.name for h in s[C].leaf_iter_vars] == ["i", "j"]     # nothing half-applied
+
+
+def test_tir_refusal_names_the_stage_and_the_axis():
+    A, B, C = matmul()
+    s = te.create_schedule(C.op)
+    (k,) = s[C].op.reduce_axis
+    s[C].vectorize(k)
+    with pytest.raises(ScheduleError, match=r"stage 'C', vectorize\(k\): "):
+        mlcbench.build(s, [A, B, C], "llvm")
