@@ -54,6 +54,9 @@ def test_demo_runs_headless(capsys):
     for step in ("parsed mm_relu", "lowering passes", "matches numpy", "def apply_trace(sch):",
                  "default schedule", "digits MLP (nn.Module -> relax.build"):
         assert step in out
+    # One ratio convention: speed against numpy, from interleaved best rounds.
+    ratios = re.findall(r"\d+\.\d\dx (faster|slower) than numpy", out)
+    assert len(ratios) == 5 and "time ratio" not in out
 
 
 COMMANDS = ("demo", "show", "lower", "compile", "run", "tune")

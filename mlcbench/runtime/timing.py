@@ -1,0 +1,135 @@
+"""Timings a reader can trust: interleaved rounds, the best round, a flag when unsteady.
+
+On a shared machine one measurement can be off by 100x (another process holds a core;
+OpenBLAS, onnxruntime or libgomp threads still spin after the previous call). Every
+figure that mlcbench prints next to a reference goes through :func:`compare`:
+
+- ``rounds`` rounds; in each, every contender is timed in turn (interleaved, so a busy
+  spell hurts all of them alike) after a pause of ``settle_ms`` that lets the previous
+  contender's worker threads go to sleep;
+- each round's figure is the mean seconds per call of a batch of at least
+  ``min_repeat_ms`` (:func:`mlcbench.runtime.benchmark.measure`);
+- a contender's time is its best round; it is flagged *unsteady* when its two best
+  rounds differ by more than ``margin`` (20% by default): then even the best round may
+  be disturbed, and the printed ratio says so.
+
+Ratios follow one convention everywhere: speed, "N.NNx faster than numpy" (the
+reference's time over ours), or "N.NNx slower than numpy" when ours takes longer.
+
+>>> import numpy as np
+>>> a = np.ones((32, 32), "float32")
+>>> result = compare({"ours": call(lambda: a + a), "numpy": call(lambda: a @ a)},
+...                  rounds=2, min_repeat_ms=1, settle_ms=0)
+>>> sorted(result.timings), result["ours"].best > 0
+(['numpy', 'ours'], True)
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..ir.errors import RuntimeError_
+from .benchmark import measure
+from .device import cpu
+
+Timer = Callable[[float], float]
+"""Given ``min_repeat_ms``, time one batch of calls; return the mean seconds per call."""
+
+MARGIN = 0.2
+
+
+def call(fn: Callable[[], object]) -> Timer:
+    """A timer for a Python callable (numpy, an onnxruntime session, a VM function)."""
+    return lambda min_repeat_ms: measure(fn, (), number=1, min_repeat_ms=min_repeat_ms).mean
+
+
+def kernel(lib, name: str, *args) -> Timer:
+    """A timer for compiled function ``name`` of ``lib`` (or a VM), through its
+    ``time_evaluator``: arguments converted once, the function called directly."""
+    def timer(min_repeat_ms: float) -> float:
+        evaluator = lib.time_evaluator(name, cpu(), number=1, min_repeat_ms=min_repeat_ms)
+        return evaluator(*args).mean
+    return timer
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One contender's rounds (mean seconds per call each) and what they say."""
+
+    name: str
+    rounds: tuple
+    margin: float = MARGIN
+
+    @property
+    def best(self) -> float:
+        return min(self.rounds)
+
+    @property
+    def disagreement(self) -> float:
+        """How much slower the second-best round was than the best (0.1: 10%)."""
+        ordered = sorted(self.rounds)
+        return ordered[1] / ordered[0] - 1 if len(ordered) > 1 and ordered[0] > 0 else 0.0
+
+    @property
+    def steady(self) -> bool:
+        return self.disagreement <= self.margin
+
+    def __str__(self) -> str:
+        flag = "" if self.steady else f" (unsteady: best rounds {self.disagreement:.0%} apart)"
+        return f"{self.name} {format_seconds(self.best)}{flag}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The timings of one :func:`compare` run, by contender name."""
+
+    timings: dict
+
+    def __getitem__(self, name: str) -> Timing:
+        return self.timings[name]
+
+    def speedup(self, ours: str, reference: str) -> float:
+        """How many times faster ``ours`` ran than ``reference`` (< 1: slower)."""
+        return self[reference].best / self[ours].best
+
+    def describe(self, ours: str, reference: str) -> str:
+        """'ours 0.061 ms, numpy 0.210 ms: 3.44x faster than numpy', flagged when unsteady."""
+        text = (f"{ours} {format_seconds(self[ours].best)}, {reference} "
+                f"{format_seconds(self[reference].best)}: "
+                f"{speed_ratio(self.speedup(ours, reference), reference)}")
+        unsteady = [t.name for t in (self[ours], self[reference]) if not t.steady]
+        if unsteady:
+            text += (f" [unsteady: {' and '.join(unsteady)} varied by more than "
+                     f"{self[ours].margin:.0%} between rounds; the machine was busy, rerun]")
+        return text
+
+
+def speed_ratio(speedup: float, reference: str) -> str:
+    """'3.44x faster than numpy' or '2.08x slower than numpy' (never '0.48x faster')."""
+    if speedup >= 1:
+        return f"{speedup:.2f}x faster than {reference}"
+    return f"{1 / speedup:.2f}x slower than {reference}"
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} us"
+
+
+def compare(contenders: dict, rounds: int = 5, min_repeat_ms: float = 50,
+            settle_ms: float = 100, margin: float = MARGIN) -> Comparison:
+    """Time every contender (name -> :data:`Timer`) in ``rounds`` interleaved rounds."""
+    if rounds < 1 or not contenders:
+        raise RuntimeError_(f"compare: needs at least one contender and one round, found "
+                         f"{len(contenders)} contenders and {rounds} rounds")
+    measured = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, timer in contenders.items():
+            time.sleep(settle_ms / 1e3)
+            measured[name].append(timer(min_repeat_ms))
+    return Comparison({name: Timing(name, tuple(values), margin)
+                       for name, values in measured.items()})
