@@ -117,3 +117,17 @@ def test_widget_is_html(view, monkeypatch):
     pytest.importorskip("ipywidgets")
     monkeypatch.setattr(graph_view.shutil, "which", lambda name: None)
     assert "fused_matmul1_add1" in view.widget.value
+
+
+def test_measure_runs_the_unfused_module_unfused(view, monkeypatch):
+    """relax.build's default pipeline fuses; the "before" timing must not."""
+    kernels = []
+    build = graph_view.GraphView._build
+
+    def counting_build(mod, target):
+        executable = build(mod, target)
+        kernels.append(executable.as_text().count("  kernel "))
+        return executable
+    monkeypatch.setattr(graph_view.GraphView, "_build", staticmethod(counting_build))
+    view.measure(number=1)
+    assert kernels == [view.kernel_counts["before"], view.kernel_counts["after"]]
