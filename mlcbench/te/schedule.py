@@ -32,6 +32,8 @@ any step on its readers.
 """
 from __future__ import annotations
 
+import numbers
+
 from ..ir.errors import ScheduleError
 from ..tir.expr import IntImm, Range
 from ..tir.stmt import IterVar
@@ -154,10 +156,12 @@ class Stage:
         if (factor is None) == (nparts is None):
             raise ScheduleError(f"split on stage {self.op.name!r}: give exactly one of "
                                 f"factor= and nparts=, found factor={factor}, nparts={nparts}")
+        factor, nparts = (v.value if isinstance(v, IntImm) else v for v in (factor, nparts))
         given = factor if factor is not None else nparts
-        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+        if isinstance(given, bool) or not isinstance(given, numbers.Integral) or given < 1:
             raise ScheduleError(f"split on stage {self.op.name!r}: expected a positive int "
                                 f"factor/nparts, found {given!r}")
+        factor, nparts = (None if v is None else int(v) for v in (factor, nparts))
         parent = self._leaf(parent, "split")
         if factor is not None:
             inner_extent, outer_extent = factor, _ceildiv(parent.extent, factor)

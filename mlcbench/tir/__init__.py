@@ -18,3 +18,7 @@ from . import analysis
 from .schedule import BlockRV, ExprRV, Instruction, LoopRV, Schedule, Trace
 from .schedule.primitives.index_map import IndexMap
 from .tensor_intrin import TensorIntrin
+
+# The older tutorials' names for index arithmetic; indices are non-negative, where TVM
+# defines them as floor division and modulo.
+indexdiv, indexmod = floordiv, floormod
