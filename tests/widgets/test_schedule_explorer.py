@@ -336,3 +336,11 @@ def test_the_widget_follows_the_python_api(matmul):
     assert "step 1" in ui.status.value and "fuse" in ui.trace_view.value
     explorer.undo()
     assert [label for label, _ in ui.tree.options][0].replace("\u00a0", " ") == "for i in 128"
+
+
+def test_a_measurement_is_the_best_repeat_and_says_when_repeats_disagree():
+    from mlcbench_widgets.measure import Measurement
+    steady = Measurement(1e-3, None, True, 0.0, 0.1, results=(1.1e-3, 1e-3, 1.05e-3))
+    busy = Measurement(1e-3, None, True, 0.0, 0.1, results=(1e-3, 3e-3, 2e-3))
+    assert "unsteady" not in str(steady) and str(steady).startswith("1 ms")
+    assert "unsteady: the best repeats differ by 100%" in str(busy)

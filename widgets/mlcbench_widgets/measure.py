@@ -17,6 +17,7 @@ import numpy as np
 
 import mlcbench
 from mlcbench.ir import RuntimeError_
+from mlcbench.runtime.timing import Timing
 from mlcbench.tir import IntImm
 
 __all__ = ["KernelRunner", "Measurement"]
@@ -27,7 +28,8 @@ RTOL, ATOL_SCALE = 1e-4, 1e-5
 
 @dataclass(frozen=True)
 class Measurement:
-    """What one "Run" found. ``seconds``: median per call; ``gflops``: None without a count."""
+    """What one "Run" found. ``seconds``: the best of the repeats (mean per call of a batch
+    each); ``gflops``: None without a count; ``results``: every repeat's figure."""
     seconds: float
     gflops: float | None
     correct: bool
@@ -35,11 +37,18 @@ class Measurement:
     build_seconds: float
     results: tuple = ()
 
+    @property
+    def timing(self) -> Timing:
+        return Timing("run", self.results or (self.seconds,))
+
     def __str__(self) -> str:
         speed = f", {self.gflops:.2f} GFLOPS" if self.gflops is not None else ""
         check = ("matches the unscheduled function" if self.correct else
                  f"DIFFERS from the unscheduled function (max error {self.max_abs_error:.3g})")
-        return f"{self.seconds * 1e3:.4g} ms{speed}, {check}"
+        steady = self.timing
+        flag = "" if steady.steady else (f" (unsteady: the best repeats differ by "
+                                         f"{steady.disagreement:.0%}; the machine was busy)")
+        return f"{self.seconds * 1e3:.4g} ms{speed}{flag}, {check}"
 
 
 class KernelRunner:
@@ -86,7 +95,7 @@ class KernelRunner:
 
     def measure(self, mod, flops: int | None = None, repeat: int = 5,
                 min_repeat_ms: float = 20.0) -> Measurement:
-        """Build ``mod``, compare with the reference, then time it (median of ``repeat``).
+        """Build ``mod``, compare with the reference, then time it (best of ``repeat``).
 
         A kernel slower than 0.2 s per call is timed once, so "Run" stays responsive.
         """
@@ -103,8 +112,8 @@ class KernelRunner:
         timer = lib.time_evaluator(self.kernel_name, mlcbench.cpu(), number=1, repeat=repeat,
                                    min_repeat_ms=min_repeat_ms)
         result = timer(*arrays)
-        gflops = flops / result.median / 1e9 if flops else None
-        return Measurement(result.median, gflops, correct, error, build_seconds,
+        gflops = flops / result.min / 1e9 if flops else None
+        return Measurement(result.min, gflops, correct, error, build_seconds,
                            tuple(result.results))
 
 

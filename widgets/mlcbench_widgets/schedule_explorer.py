@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlcbench.ir import MLCBenchError
+from mlcbench.runtime.timing import speed_ratio
 
 from .history import History, Step
 from .measure import KernelRunner, Measurement
@@ -59,8 +60,8 @@ class StepComparison:
             timing = str(step.measurement) if step.measurement else "not run"
             lines.append(f"step {step.index} ({step.label}): {timing}")
         if self.speedup is not None:
-            lines.append(f"step {self.b.index} is {self.speedup:.2f}x as fast as step "
-                         f"{self.a.index}")
+            lines.append(f"step {self.b.index} is "
+                         f"{speed_ratio(self.speedup, f'step {self.a.index}')}")
         return "\n".join(lines)
 
     def __str__(self):
