@@ -169,3 +169,49 @@ def test_split_factors_are_refused_or_exact(factors):
     assert [sch.get(lp).extent.value for lp in loops] == sizes
     if math.prod(sizes) <= 1 << 16:          # running 2**31 empty iterations is too slow
         check_numeric(sch.mod["main"], lambda a, b: a + 1)
+
+
+@T.prim_func
+def add_n(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,))
+    B = T.match_buffer(b, (n,))
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] + T.float32(1)
+
+
+@T.prim_func
+def add_n_split(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,))
+    B = T.match_buffer(b, (n,))
+    for i_0, i_1 in T.grid((n + 3) // 4, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i_0 * 4 + i_1)
+            T.where(i_0 * 4 + i_1 < n)
+            T.reads(A[vi])
+            T.writes(B[vi])
+            B[vi] = A[vi] + T.float32(1)
+
+
+def test_split_of_a_symbolic_extent_infers_the_ceiling():
+    sch = Schedule(add_n)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.split(i, factors=[None, 4])
+    check_after(add_n, sch, add_n_split)
+    import mlcbench
+    lib = mlcbench.build(sch.mod, "llvm")
+    for n in (1, 7, 8, 13):
+        a = np.arange(n, dtype="float32")
+        b = mlcbench.nd.empty((n,), "float32")
+        lib(mlcbench.nd.array(a), b)
+        np.testing.assert_array_equal(b.numpy(), a + 1)
+
+
+def test_split_of_a_symbolic_extent_needs_an_inferred_factor():
+    sch = Schedule(add_n)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    check_refused(sch, lambda s: s.split(i, factors=[2, 4]),
+                  r"symbolic extent n, which the factors \[2, 4\] cannot be checked to cover")

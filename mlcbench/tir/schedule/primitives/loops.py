@@ -13,7 +13,7 @@ import numbers
 
 from ..errors import fail
 from ..ir_utils import (block_realizes_under, const_int, find_block, find_loop, replace_stmts)
-from ...expr import IntImm, Var, const
+from ...expr import IntImm, PrimExpr, Var, const
 from ...function import PrimFunc
 from ...functor import substitute
 from ...stmt import BlockRealize, For, ForKind
@@ -87,8 +87,7 @@ def _infer_factors(func, loop: For, factors) -> list:
     extent = const_int(loop.extent)
     name = loop.loop_var.name
     if extent is None:
-        fail("split", f"loop {name!r} has the symbolic extent {loop.extent}; only constant "
-             "extents can be split here", func, loops=[loop.loop_var])
+        return _symbolic_sizes(func, loop, factors)
     known = math.prod(f for f in factors if f is not None)
     if None in factors:
         inferred = -(-extent // known)
@@ -101,6 +100,26 @@ def _infer_factors(func, loop: For, factors) -> list:
         sizes = factors
     _check_fits_index_type(func, loop, sizes, extent)
     return sizes
+
+
+def _symbolic_sizes(func, loop: For, factors) -> list:
+    """Sizes for a loop of symbolic extent ``n``: the one ``None`` factor is the ceiling
+    ``(n + k - 1) // k`` of ``n`` over the others' product ``k``, as in TVM; the blocks
+    below then always get the predicate ``< n``."""
+    name = loop.loop_var.name
+    if None not in factors:
+        _bad_factor(func, loop, f"loop {name!r} has the symbolic extent {loop.extent}, which "
+                    f"the factors {factors} cannot be checked to cover; give one factor as "
+                    "None to have it inferred, e.g. [None, 4]")
+    known = math.prod(f for f in factors if f is not None)
+    dtype = loop.loop_var.dtype
+    inferred = loop.extent if known == 1 else (loop.extent + const(known - 1, dtype)) // \
+        const(known, dtype)
+    return [inferred if f is None else f for f in factors]
+
+
+def _size_expr(size, dtype):
+    return size if isinstance(size, PrimExpr) else const(size, dtype)
 
 
 def _add_predicate(stmt, condition):
@@ -132,13 +151,15 @@ def split(func: PrimFunc, loop_var: Var, factors: list) -> tuple[PrimFunc, list]
     fused = None
     for n, var in enumerate(new_vars):
         stride = math.prod(sizes[n + 1:])
-        term = var * const(stride, var.dtype) if stride != 1 else var
+        unit = isinstance(stride, int) and stride == 1
+        term = var if unit else var * _size_expr(stride, var.dtype)
         fused = term if fused is None else fused + term
     body = substitute(loop.body, {loop_var: fused})
-    if math.prod(sizes) != extent:
-        body = replace_stmts(func.with_body(body), _add_predicate(body, fused < extent)).body
+    if extent is None or math.prod(sizes) != extent:
+        guard = fused < (loop.extent if extent is None else extent)
+        body = replace_stmts(func.with_body(body), _add_predicate(body, guard)).body
     for var, size in reversed(list(zip(new_vars, sizes))):
-        body = For(var, const(0, var.dtype), const(size, var.dtype), ForKind.SERIAL, body)
+        body = For(var, const(0, var.dtype), _size_expr(size, var.dtype), ForKind.SERIAL, body)
     return replace_stmts(func, {loop: body}), new_vars
 
 
