@@ -46,13 +46,16 @@ def _scheduled(inputs, args, name):
     return inputs.mod if isinstance(inputs, Schedule) else inputs
 
 
-def build(inputs, args=None, target=None, name=None):
+def build(inputs, args=None, target=None, name=None, *, target_host=None):
     """Compile a PrimFunc, an IRModule, a tir.Schedule, or a te schedule with ``args``.
 
     For a PrimFunc or an IRModule the second positional argument is the target, as in
     TVM unity (``build(mod, "llvm")``); for a te schedule it is the argument list, as in
-    the older TVM (``build(s, [A, B, C], "llvm", name="mmult")``).
+    the older TVM (``build(s, [A, B, C], "llvm", name="mmult")``). ``target_host`` of the
+    older API must be a CPU target; the host and the target are then one machine.
     """
+    if target_host is not None:
+        resolve_target(target_host)
     te_schedule = _te_schedule_type()
     if te_schedule is None or not isinstance(inputs, te_schedule):
         if args is not None and not isinstance(args, (list, tuple)):

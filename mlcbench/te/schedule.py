@@ -187,6 +187,11 @@ class Stage:
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
         axes = [self._leaf(a, "fuse") for a in args]
+        if len(axes) < 2:           # as in TVM, one loop fuses to itself
+            if not axes:
+                raise ScheduleError(f"fuse on stage {self.op.name!r}: expected the loops to "
+                                    "fuse, found none")
+            return axes[0]
         positions = [self.leaves.index(a) for a in axes]
         if positions != list(range(positions[0], positions[0] + len(axes))):
             raise ScheduleError(f"fuse on stage {self.op.name!r}: loops "

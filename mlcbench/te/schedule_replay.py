@@ -12,14 +12,21 @@ from ..ir.errors import ScheduleError
 
 
 def _describe(kind: str, stage, args) -> str:
-    """``stage 'C', parallel(k)``: the step as the user wrote it."""
-    names = []
-    for arg in args:
-        if hasattr(arg, "kind") and hasattr(arg, "extent"):           # an axis handle
-            names.append(arg.name)
-        elif isinstance(arg, (list, tuple)):
-            names.extend(a.name for a in arg if hasattr(a, "extent"))
-    shown = ", ".join(names[:2] if kind in ("split", "fuse") else names)
+    """``stage 'C', split(i, factor=4)``: the step as the user wrote it."""
+    if kind == "split":
+        parent, factor, nparts = args[:3]
+        shown = f"{parent.name}, " + (f"factor={factor}" if factor is not None
+                                      else f"nparts={nparts}")
+    elif kind in ("fuse", "reorder"):
+        shown = ", ".join(a.name for a in args[0])
+    elif kind == "compute_at":
+        shown = f"s[{args[0].op.name}], {args[1].name}"
+    elif kind in ("cache_read", "cache_write"):
+        shown = repr(args[1])
+    elif kind in ("bind", "pragma"):
+        shown = f"{args[0].name}, {args[1]!r}"
+    else:
+        shown = ", ".join(a.name for a in args[:1])
     return f"stage {stage.op.name!r}, {kind}({shown})"
 
 

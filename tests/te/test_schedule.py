@@ -212,3 +212,17 @@ def test_tir_refusal_names_the_stage_and_the_axis():
     s[C].vectorize(k)
     with pytest.raises(ScheduleError, match=r"stage 'C', vectorize\(k\): "):
         mlcbench.build(s, [A, B, C], "llvm")
+
+
+def test_fuse_of_one_loop_is_that_loop_and_step_names_appear_in_refusals():
+    A, B, C = matmul()
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    assert s[C].fuse(y) is y
+    with pytest.raises(ScheduleError, match="expected the loops to fuse, found none"):
+        s[C].fuse()
+    (k,) = s[C].op.reduce_axis
+    ko, ki = s[C].split(k, nparts=4)
+    s[C].parallel(ko)
+    with pytest.raises(ScheduleError, match=r"^stage 'C', parallel\(k.outer\): parallel: "):
+        mlcbench.lower(s, [A, B, C])

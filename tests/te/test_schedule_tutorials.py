@@ -1,5 +1,6 @@
 """Older TVM tutorials' te schedules run as written (sizes made small)."""
 import numpy as np
+import pytest
 
 import mlcbench as tvm
 from mlcbench import te
@@ -72,3 +73,28 @@ def test_gpu_style_schedule_records_its_bindings():
     shared = text.index('T.block("A_shared")')
     assert "for ax0_2, ax1_2 in T.grid(16, 8):" in text[:shared]
     assert text.index('T.block("A_shared_local")') > shared
+
+
+@pytest.mark.parametrize("split", [{"factor": 4}, {"nparts": 3}])
+def test_vector_add_tutorial_with_symbolic_length(split):
+    # "Getting started with tensor expressions": n is a variable, the loop is split,
+    # parallelized and vectorized; every length runs
+    tgt = tvm.target.Target(target="llvm", host="llvm")
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.placeholder((n,), name="B")
+    C = te.compute(A.shape, lambda i: A[i] + B[i], name="C")
+    s = te.create_schedule(C.op)
+    outer, inner = s[C].split(C.op.axis[0], **split)
+    s[C].parallel(outer)
+    s[C].vectorize(inner)
+    text = str(tvm.lower(s, [A, B, C], simple_mode=True))
+    assert "T.parallel(" in text and "< n" in text                # guarded tail
+    fadd = tvm.build(s, [A, B, C], tgt, target_host="llvm", name="myadd_parallel")
+    dev = tvm.device(tgt.kind.name, 0)
+    for length in (1, 5, 64):
+        a = tvm.nd.array(np.random.uniform(size=length).astype(A.dtype), dev)
+        b = tvm.nd.array(np.random.uniform(size=length).astype(B.dtype), dev)
+        c = tvm.nd.array(np.zeros(length, dtype=C.dtype), dev)
+        fadd(a, b, c)
+        np.testing.assert_allclose(c.numpy(), a.numpy() + b.numpy())
