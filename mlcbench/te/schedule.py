@@ -96,6 +96,16 @@ class CacheTensor:
         return f"CacheTensor(name={self.name!r})"
 
 
+# Stage methods of TVM's TE left to TensorIR, with the primitive that does the same.
+_TIR_ONLY = {"set_scope": "sch.set_scope(block, 0, scope)",
+             "storage_align": "sch.storage_align(block, 0, axis, factor, offset)",
+             "tensorize": "sch.tensorize(loop, intrin_name)",
+             "double_buffer": "sch.annotate(block, \"double_buffer_scope\", 0)",
+             "env_threads": "sch.bind(loop, thread)",
+             "set_store_predicate": "a T.where predicate (split with factors=[None, k])",
+             "prefetch": "sch.cache_read(block, index, scope) with compute_at"}
+
+
 class Stage:
     """The loops of one compute op and the steps recorded on them."""
 
@@ -273,6 +283,19 @@ class Stage:
         """Substitute this stage's expression into its consumers."""
         self._record("compute_inline")
 
+    def compute_root(self):
+        """Compute the stage at the root: where every stage starts out."""
+        if self.attached:
+            raise ScheduleError(f"compute_root on stage {self.op.name!r}: the stage was "
+                                "moved by compute_at already; leave out that compute_at")
+
+    def __getattr__(self, name: str):
+        if name in _TIR_ONLY:
+            raise ScheduleError(f"s[{self.op.name}].{name} of the older TE API is not "
+                                f"replayed here; {_TIR_ONLY[name]} on "
+                                "s.to_tir_schedule(args) does it in TensorIR")
+        raise AttributeError(f"te stage has no attribute {name!r}")
+
     def __repr__(self) -> str:
         return f"stage({self.op.name}, leaves={[h.name for h in self.leaves]})"
 
@@ -292,6 +315,13 @@ class Schedule:
     @property
     def stages(self) -> list:
         return list(self._stages.values())
+
+    def rfactor(self, tensor, axis, factor_axis: int = 0):
+        """Not replayed: a te rfactor changes the stage's axes in ways TensorIR's
+        ``sch.rfactor`` names differently; refused with the TensorIR spelling."""
+        raise ScheduleError(f"s.rfactor({self[tensor].op.name}, ...) of the older TE API is "
+                            "not replayed here; sch.rfactor(loop, factor_axis) on "
+                            "s.to_tir_schedule(args) does it in TensorIR")
 
     def normalize(self) -> "Schedule":
         """The schedule itself: loops start at zero already (TVM's ``s.normalize()``)."""

@@ -226,3 +226,16 @@ def test_fuse_of_one_loop_is_that_loop_and_step_names_appear_in_refusals():
     s[C].parallel(ko)
     with pytest.raises(ScheduleError, match=r"^stage 'C', parallel\(k.outer\): parallel: "):
         mlcbench.lower(s, [A, B, C])
+
+
+def test_te_methods_left_to_tensorir_say_which_primitive_to_use():
+    A, B, C = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match=r"s\[C\].storage_align .*sch.storage_align"):
+        s[C].storage_align(s[C].op.axis[0], 16, 1)
+    with pytest.raises(ScheduleError, match=r"s.rfactor\(C, ...\).*sch.rfactor"):
+        s.rfactor(C, s[C].op.reduce_axis[0])
+    with pytest.raises(AttributeError, match="no attribute 'not_a_method'"):
+        s[C].not_a_method
+    s[C].compute_root()                                    # where the stage is already
+    assert s._steps == []
