@@ -5,6 +5,7 @@ import io
 import matplotlib
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from timing_cell import TIMING_CELL, TIMING_PROSE
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 -- after choosing the backend
@@ -391,44 +392,15 @@ print("the tensorized program matches numpy")'''),
     MD("### How fast is the pretend accelerator?\n\n"
        "The timing below compares three programs on the same inputs: the scalar "
        "`MatmulModule` as written, the tensorized one, and numpy (which calls an "
-       "optimized BLAS library). On a shared machine one measurement can be far off, so "
-       "the three take turns, several rounds each, and we keep each one's best round; a "
-       "program whose typical round is more than 1.5x its best is marked *noisy*. "
-       "Ratios are \"x faster than numpy\": below 1 means slower than numpy."),
-    CODE('''def compare(candidates, repeat=7, round_seconds=0.02):
-    """Best seconds per call of each candidate (name -> function of no arguments).
-    Each round calls a candidate enough times to take about `round_seconds`; the
-    candidates take turns for `repeat` rounds, so a busy moment on the machine slows
-    all of them. A candidate whose median round is over 1.5x its best is noisy."""
-    number = {}
-    for name, run in candidates.items():
-        start = time.perf_counter()
-        run()                                   # warm up, and size the rounds
-        number[name] = max(1, int(round_seconds / (time.perf_counter() - start)))
-    rounds = {name: [] for name in candidates}
-    for _ in range(repeat):
-        for name, run in candidates.items():
-            start = time.perf_counter()
-            for _ in range(number[name]):
-                run()
-            rounds[name].append((time.perf_counter() - start) / number[name])
-    best = {name: min(r) for name, r in rounds.items()}
-    noisy = {name for name, r in rounds.items() if np.median(r) > 1.5 * min(r)}
-    return best, noisy
-
-
-def report(best, noisy, reference="numpy"):
-    for name, seconds in best.items():
-        flag = "  (noisy)" if name in noisy else ""
-        print(f"{name:>18}: {seconds * 1e3:8.3f} ms, "
-              f"{best[reference] / seconds:6.2f}x faster than numpy{flag}")'''),
+       "optimized BLAS library). " + TIMING_PROSE),
+    CODE(TIMING_CELL),
     CODE('''lib_scalar = tvm.build(MatmulModule, target="llvm")
-best, noisy = compare({
+best, unsteady = compare({
     "numpy": lambda: a_np @ b_np.T,
     "scalar TensorIR": lambda: lib_scalar["main"](a_nd, b_nd, c_nd),
     "tensorized tmm16": lambda: lib_tmm["main"](a_nd, b_nd, c_nd),
 })
-report(best, noisy)'''),
+report(best, unsteady)'''),
     MD("The tensorized program is several times faster than the scalar one, even though "
        "our `tmm16` is only a software loop over vector instructions and the program "
        "still copies every tile through the staging buffers. numpy remains faster: "
