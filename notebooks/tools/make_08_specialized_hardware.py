@@ -403,7 +403,10 @@ best, unsteady = compare({
 report(best, unsteady)'''),
     MD("The tensorized program is several times faster than the scalar one, even though "
        "our `tmm16` is only a software loop over vector instructions and the program "
-       "still copies every tile through the staging buffers. numpy remains faster: "
+       "still copies every tile through the staging buffers. On a quiet machine numpy "
+       "is faster still (about 0.6 ms against 3.6 ms on the 2-core machine these "
+       "notebooks were written on; a figure marked unsteady above was disturbed by "
+       "other work, and numpy's threads suffer most from a busy machine): "
        "its BLAS kernel keeps the accumulator in registers, packs data for the cache, "
        "and uses every core. A real accelerator changes that balance, because its "
        "instruction does 4096 multiply-adds in the time a CPU core does a handful. The "
