@@ -75,6 +75,12 @@ class CostModel:
 
     last_update: UpdateReport | None = None
 
+    @property
+    def scores_are_random(self) -> bool:
+        """True while the model's scores carry no information (not trained yet, or a
+        model that never learns): what the tuning output and dashboard tell the user."""
+        return False
+
     def load(self, path: str) -> None:
         """Restore the state written by :meth:`save`."""
         raise NotImplementedError
@@ -117,6 +123,8 @@ class RandomModel(CostModel):
     max_range
         Upper end of the scores.
     """
+
+    scores_are_random = True
 
     def __init__(self, *, seed: int | None = None, path: str | None = None,
                  max_range: int = 100):

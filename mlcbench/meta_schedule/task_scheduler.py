@@ -41,6 +41,7 @@ class _Task:
         self.best_history: list[float] = []
         self.best_secs = MAX_RUN_SECS
         self.started = self.finished = False
+        self.max_trials = 0
         self.seconds = 0.0
         self.phase_seconds: dict[str, float] = {}
 
@@ -134,6 +135,7 @@ class TaskScheduler:
                     num_trials_per_iter) -> None:
         context = task.context
         task.workload = database.commit_workload(context.mod)
+        task.max_trials = max_trials
         spaces = context.generate_design_space()
         context.pre_tuning(max_trials, num_trials_per_iter, spaces, database, cost_model)
         task.started = True
@@ -150,7 +152,9 @@ class TaskScheduler:
             candidates = candidates[:budget.max_trials_global - budget.total_trials]
         if not candidates:
             task.finished = True
+            _say_exhausted(task, budget)
             return None
+        model_trained = None if cost_model is None else not cost_model.scores_are_random
         if cost_model is not None:
             _predict(task.context, cost_model, candidates)
         clock.lap("search")
@@ -164,7 +168,7 @@ class TaskScheduler:
         task.context.notify_runner_results(candidates, results)
         clock.lap("update")
         budget.total_trials += len(candidates)
-        return self._account(task, task_id, candidates, results, budget, clock)
+        return self._account(task, task_id, candidates, results, budget, clock, model_trained)
 
     def _remeasure(self, task, builder, runner, database, top_k: int, rounds: int) -> None:
         """Build the task's ``top_k`` fastest records once, run them in turn ``rounds``
@@ -227,7 +231,8 @@ class TaskScheduler:
         clock.lap("run")
         return built, results
 
-    def _account(self, task, task_id, candidates, results, budget, clock) -> TuningRound:
+    def _account(self, task, task_id, candidates, results, budget, clock,
+                 model_trained) -> TuningRound:
         measured = []
         for candidate, result in zip(candidates, results):
             secs = _mean(result.run_secs) if result.error_msg is None else None
@@ -250,7 +255,7 @@ class TaskScheduler:
             best_gflops=task.gflops(task.best_secs),
             predicted=tuple(p for p, _ in pairs), measured=tuple(m for _, m in pairs),
             rank_correlation=spearman(*zip(*pairs)) if len(pairs) > 1 else float("nan"),
-            seconds=clock.total, phase_seconds=dict(clock.phases))
+            seconds=clock.total, phase_seconds=dict(clock.phases), model_trained=model_trained)
 
 
 class _PhaseClock:
@@ -270,6 +275,14 @@ class _PhaseClock:
 
 def _mean(values) -> float:
     return sum(values) / len(values) if values else MAX_RUN_SECS
+
+
+def _say_exhausted(task, budget) -> None:
+    """Tell why a task stopped short of the budget: its space has no new candidate."""
+    if budget.total_trials < budget.max_trials_global and task.trials < task.max_trials:
+        print(f"{task.context.task_name}: space exhausted after {task.trials} candidate"
+              f"{'s' * (task.trials != 1)} (no untried schedule is left; the budget was "
+              f"{budget.max_trials_global})")
 
 
 def _predict(context, cost_model, candidates) -> None:

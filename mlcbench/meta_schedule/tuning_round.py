@@ -38,7 +38,8 @@ class TuningRound:
     their Spearman correlation (nan with fewer than two pairs or no cost model).
     ``seconds`` is the round's wall time, ``phase_seconds`` its split into "search"
     (strategy and cost model choosing candidates), "build", "run" and "update"
-    (database, cost-model training).
+    (database, cost-model training). ``model_trained`` is False for rounds whose
+    candidates the cost model scored at random (not trained yet), None without a model.
     """
 
     task_name: str
@@ -54,6 +55,7 @@ class TuningRound:
     rank_correlation: float
     seconds: float
     phase_seconds: dict = field(default_factory=dict)
+    model_trained: bool | None = None
 
     def __repr__(self) -> str:
         best = f"{self.best_gflops:.2f} GFLOPS" if self.best_gflops else "none valid"

@@ -147,8 +147,13 @@ class XGBModel(CostModel):
         if self.data_size >= self.num_warmup_samples and (grown or not self.adaptive_training):
             self.train()
 
+    @property
+    def scores_are_random(self) -> bool:
+        """Random scores until ``num_warmup_samples`` results trained a booster."""
+        return self.booster is None or self.data_size < self.num_warmup_samples
+
     def predict(self, context, candidates) -> np.ndarray:
-        if self.booster is None or self.data_size < self.num_warmup_samples:
+        if self.scores_are_random:
             return self.rng.uniform(0, 1, size=len(candidates))
         return self.predict_features(self.extractor.extract_from(context, candidates))
 

@@ -58,7 +58,7 @@ def test_xgb_model_learns_a_synthetic_ranking(options):
     for start in range(0, 240, 60):                       # online: four rounds
         batch = slice(start, start + 60)
         model.update(None, train[batch], results_for(train_secs[batch]))
-    assert model.booster is not None
+    assert model.booster is not None and not model.scores_are_random
     pred = model.predict(None, test)
     assert metrics.pairwise_accuracy(pred, 1 / np.array(test_secs)) > 0.8
 
@@ -67,9 +67,9 @@ def test_warm_up_predicts_at_random_and_reports_untrained():
     table, cands, secs = synthetic_task(30, seed=3)
     model = model_for(table)
     first = model.predict(None, cands)
-    assert first.shape == (30,) and model.booster is None
+    assert first.shape == (30,) and model.booster is None and model.scores_are_random
     model.update(None, cands, results_for(secs))
-    assert model.booster is None and model.data_size == 30
+    assert model.booster is None and model.data_size == 30 and model.scores_are_random
     assert model.last_update.trained is False
     assert not np.allclose(model.predict(None, cands), first)   # fresh random draws
 

@@ -231,3 +231,40 @@ def test_tuning_without_xgboost_fails_at_the_start_saying_what_to_install(tmp_pa
                     space=stochastic_schedule_mm, builder=measurer.builder,
                     runner=measurer.runner, cost_model="xgb")
 
+
+
+def _split_j_only(sch):
+    """A space of 3 schedules for a 4-wide j: tiles (1, 4), (2, 2), (4, 1)."""
+    block = sch.get_block("C", func_name="main")
+    _, j, _ = sch.get_loops(block)
+    sch.split(j, factors=sch.sample_perfect_tile(j, n=2))
+    return sch
+
+
+def test_a_space_smaller_than_the_budget_says_it_is_exhausted(tmp_path, capsys):
+    measurer = FakeMeasurer()
+    ms.tune_tir(matmul_module(4), TARGET, str(tmp_path), 32, num_trials_per_iter=8,
+                space=_split_j_only, builder=measurer.builder, runner=measurer.runner,
+                cost_model="random", seed=0, progress_bar=False)
+    out = capsys.readouterr().out
+    assert len(set(measurer.measured)) == len(measurer.measured) == 3
+    assert "main: space exhausted after 3 candidates" in out and "budget was 32" in out
+
+
+def test_a_spent_budget_is_not_called_an_exhausted_space(tmp_path, capsys):
+    measurer = FakeMeasurer()
+    ms.tune_tir(matmul_module(32), TARGET, str(tmp_path), 8, num_trials_per_iter=8,
+                space=stochastic_schedule_mm, builder=measurer.builder,
+                runner=measurer.runner, cost_model="random", seed=0, progress_bar=False)
+    assert "exhausted" not in capsys.readouterr().out
+
+
+def test_rounds_say_whether_the_cost_model_was_trained(tmp_path):
+    from mlcbench.meta_schedule.cost_model import RandomModel
+    rounds = []
+    measurer = FakeMeasurer()
+    ms.tune_tir(matmul_module(32), TARGET, str(tmp_path), 16, num_trials_per_iter=8,
+                space=stochastic_schedule_mm, builder=measurer.builder,
+                runner=measurer.runner, cost_model=RandomModel(seed=0), seed=0,
+                callbacks=[rounds.append], progress_bar=False)
+    assert [r.model_trained for r in rounds] == [False, False]

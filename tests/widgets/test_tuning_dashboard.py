@@ -281,3 +281,17 @@ def test_a_zero_negative_or_nan_time_is_not_a_valid_record(seconds):
     from mlcbench_widgets.tuning_model import DashboardRecord
     assert not DashboardRecord("main", None, (seconds,), None).is_valid
     assert DashboardRecord("main", None, (1e-3,), None).is_valid
+
+
+def test_rounds_scored_by_an_untrained_model_are_marked():
+    from dataclasses import replace
+
+    from mlcbench_widgets.tuning_model import round_label
+    from mlcbench_widgets.tuning_plots import correlation_title
+    base = make_round("dense", 0, 0, 2, 2, [candidate(2e-3, 0.1, 1.0), candidate(1e-3, 0.9, 2.0)],
+                      2.0, 1.5, rho=1.0)
+    random_round, trained_round = (replace(base, model_trained=flag) for flag in (False, True))
+    assert "model not trained: random scores" in round_label(0, random_round)
+    assert "scores are random" in correlation_title(random_round)
+    for shown in (trained_round, base):       # trained, or no cost model at all
+        assert "random" not in round_label(0, shown) + correlation_title(shown)

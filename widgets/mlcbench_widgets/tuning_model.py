@@ -206,7 +206,16 @@ def round_label(index: int, tuning_round) -> str:
     rho = tuning_round.rank_correlation
     corr = "n/a" if rho != rho else f"{rho:+.2f}"
     return (f"{index}: {tuning_round.task_name} round {tuning_round.round_index} "
-            f"({len(tuning_round.candidates)} candidates, rank corr. {corr})")
+            f"({len(tuning_round.candidates)} candidates, rank corr. {corr})"
+            + UNTRAINED_MARK * untrained(tuning_round))
+
+
+UNTRAINED_MARK = " [model not trained: random scores]"
+
+
+def untrained(tuning_round) -> bool:
+    """The round's candidates were scored by a cost model with nothing learned yet."""
+    return getattr(tuning_round, "model_trained", None) is False
 
 
 def _nan(value) -> float:

@@ -64,4 +64,6 @@ def correlation_title(tuning_round) -> str:
     rho = tuning_round.rank_correlation
     corr = ("rank correlation n/a (fewer than two scored candidates)" if math.isnan(rho)
             else f"rank correlation {rho:+.2f}")
+    if getattr(tuning_round, "model_trained", None) is False:
+        corr += "\n(cost model not trained yet: its scores are random)"
     return f"{tuning_round.task_name} round {tuning_round.round_index}: {corr}"
