@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 from enum import Enum
 
 from .errors import StructuralMismatch
@@ -55,7 +56,7 @@ class _Equal:
                 self.visit(ka, kb, f"{path}.keys")
                 self.visit(va, vb, f"{path}[{ka!r}]" if not isinstance(ka, Node) else f"{path}[*]")
         elif isinstance(lhs, float) and isinstance(rhs, float):
-            if not (lhs == rhs or (lhs != lhs and rhs != rhs)):
+            if not _same_float(lhs, rhs):
                 self.fail(path, lhs, rhs)
         elif type(lhs) is not type(rhs) and not (isinstance(lhs, str) and isinstance(rhs, str)):
             self.fail(path, lhs, rhs, f"{type(lhs).__name__} {_short(lhs)} != "
@@ -178,6 +179,14 @@ def _root_name(obj) -> str:
     return type(obj).__name__ if isinstance(obj, Node) else "root"
 
 
+def _same_float(lhs: float, rhs: float) -> bool:
+    """Equal floats of the same sign (``max(x, -0.0)`` and ``max(x, 0.0)`` differ on
+    ``x = 0``), or two NaNs."""
+    if lhs != lhs or rhs != rhs:
+        return lhs != lhs and rhs != rhs
+    return lhs == rhs and math.copysign(1.0, lhs) == math.copysign(1.0, rhs)
+
+
 def _stable_hash(value) -> int:
     """``hash`` with strings and None digested the same way in every process.
 
@@ -226,8 +235,8 @@ def structural_hash(obj) -> int:
             return _stable_hash(("map",) + tuple(sorted(
                 _stable_hash((walk(k) if not isinstance(k, Node) else 0, walk(v)))
                 for k, v in x.items())))
-        if isinstance(x, float) and x != x:
-            return _stable_hash("nan")
+        if isinstance(x, float) and (x != x or (x == 0 and math.copysign(1.0, x) < 0)):
+            return _stable_hash("nan" if x != x else "-0.0")
         if isinstance(x, str):
             return _stable_hash(str(x))
         return _stable_hash(x)

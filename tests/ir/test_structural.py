@@ -88,3 +88,12 @@ def test_hash_is_the_same_in_every_process():
                               env={**os.environ, "PYTHONHASHSEED": seed}).stdout
                for seed in ("1", "2")}
     assert printed == {f"{structural_hash(_func('i', 1.0))}\n"}
+
+
+def test_negative_zero_is_not_positive_zero():
+    # max(x, -0.0) and max(x, 0.0) differ at x = 0: kernels that share code (and cache
+    # entries) by structural equality must keep them apart.
+    a, b = _func("i", 0.0), _func("i", -0.0)
+    assert not structural_equal(a, b)
+    assert structural_hash(a) != structural_hash(b)
+    assert structural_equal(_func("i", float("nan")), _func("j", float("nan")))
