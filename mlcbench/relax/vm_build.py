@@ -19,13 +19,17 @@ The steps, each visible to ``PassContext`` instruments:
    database's best record, say), then the lookup of the active tuning context (inside
    ``with autotvm.apply_history_best(log):``), and what neither covers gets the default
    CPU rules of ``mlcbench.dlight``;
-4. TIR lowering and code generation (:func:`mlcbench.tir.build.build`) into one runtime
-   Module, and VM code generation for every Relax function.
+4. TIR lowering and code generation (:func:`mlcbench.tir.build.build_lowered`) into one
+   runtime Module, and VM code generation for every Relax function.
+
+Steps 3 and 4's kernels go through the kernel cache (:mod:`mlcbench.codegen.kernel_cache`),
+keyed before scheduling: building the same model again loads its machine code.
 """
 from __future__ import annotations
 
 from typing import Callable
 
+from ..codegen import kernel_cache
 from ..codegen.llvm import codegen_llvm
 from ..ir.errors import CodegenError
 from ..ir.module import IRModule
@@ -35,7 +39,7 @@ from ..ir.transform import Pass, PassContext, Sequential
 from ..runtime.metadata import encode_metadata
 from ..runtime.module import Module
 from ..tir import stmt as S
-from ..tir.build import build as build_tir, resolve_target
+from ..tir.build import build_lowered, lower, resolve_target
 from ..tir.function import PrimFunc
 from ..tir.functor import post_order_visit
 from .executable import Executable
@@ -86,8 +90,7 @@ def build(mod, target=None, pipeline=None, schedule_lookup: ScheduleLookup | Non
         if needs_vm_lowering(mod):
             mod = vm_lowering_pipeline()(mod)
         kernel_names, kernels = unique_prim_funcs(mod)
-        kernels = schedule_kernels(kernels, target, lookup)
-        lib = _compile_kernels(kernels, target)
+        lib = compile_kernels(kernels, target, lookup)
     relax_names = {gv: gv.name_hint for gv, func in mod.items() if isinstance(func, Function)}
     ctx = ModuleContext(kernel_names, lib.kernel_specs, relax_names)
     functions = {name: compile_function(mod[gv], name, ctx) for gv, name in relax_names.items()}
@@ -189,17 +192,30 @@ def looks_scheduled(func: PrimFunc) -> bool:
 
 def schedule_kernels(kernels: dict, target, lookup: ScheduleLookup | None) -> dict:
     """Each kernel scheduled: kept, looked up, or given the default dlight rules."""
-    from ..dlight import ApplyDefaultSchedule, cpu
-    out, default = {}, {}
+    given, default = plan_schedules(kernels, target, lookup)
+    return with_default_schedules(kernels, given, default)
+
+
+def plan_schedules(kernels: dict, target, lookup: ScheduleLookup | None) -> tuple[dict, dict]:
+    """``(given, default)``: the kernels with a schedule (their own, or the lookup's), and
+    those left to the default rules, still unscheduled."""
+    given, default = {}, {}
     for name, func in kernels.items():
         if looks_scheduled(func):
-            out[name] = func
+            given[name] = func
             continue
         found = lookup(func, name, target) if lookup is not None else None
         if found is not None:
-            out[name] = _as_prim_func(found, name).with_attr("global_symbol", name)
+            given[name] = _as_prim_func(found, name).with_attr("global_symbol", name)
         else:
             default[name] = func
+    return given, default
+
+
+def with_default_schedules(kernels: dict, given: dict, default: dict) -> dict:
+    """``given`` plus ``default`` scheduled by the default CPU rules, in ``kernels``' order."""
+    from ..dlight import ApplyDefaultSchedule, cpu
+    out = dict(given)
     if default:
         scheduled = ApplyDefaultSchedule(*cpu.default_rules())(IRModule(default))
         out.update({gv.name_hint: func for gv, func in scheduled.items()})
@@ -220,14 +236,31 @@ def _as_prim_func(found, name: str) -> PrimFunc:
     return found
 
 
-def _compile_kernels(kernels: dict, target) -> Module:
-    if kernels:
-        return build_tir(IRModule(kernels), target)
-    # A model of packed calls only still needs a library to export the program into.
-    compiled = codegen_llvm({}, target, metadata=encode_metadata([]), name="relax_vm")
-    return Module({}, keepalive=compiled.keepalive, artifact=compiled.artifact)
+def compile_kernels(kernels: dict, target, lookup: ScheduleLookup | None) -> Module:
+    """Schedule (:func:`schedule_kernels`), lower and compile ``kernels`` into one Module.
+
+    Through the kernel cache, keyed before scheduling: kernels left to the default rules
+    are hashed unscheduled, so a second build of a model skips its scheduling and
+    lowering (in Python, most of its build time) as well as LLVM.
+    """
+    if not kernels:
+        # A model of packed calls only still needs a library to export the program into.
+        compiled = codegen_llvm({}, target, metadata=encode_metadata([]), name="relax_vm")
+        return Module({}, keepalive=compiled.keepalive, artifact=compiled.artifact)
+    given, default = plan_schedules(kernels, target, lookup)
+    fingerprints = sorted(
+        [kernel_cache.kernel_fingerprint(name, func) for name, func in given.items()]
+        + [kernel_cache.kernel_fingerprint(name, func, "default schedule")
+           for name, func in default.items()])
+
+    def build_all() -> Module:
+        with target:
+            scheduled = with_default_schedules(kernels, given, default)
+            return build_lowered(lower(IRModule(scheduled)), target)
+    return kernel_cache.cached_build(fingerprints, target, "relax.build", build_all,
+                                     label=f"relax_{len(kernels)}_kernels")
 
 
-__all__ = ["CONTEXT_SCHEDULE_LOOKUP", "SCHEDULE_LOOKUP_CONFIG", "build", "looks_scheduled",
-           "needs_vm_lowering", "resolve_schedule_lookup", "schedule_kernels",
-           "unique_prim_funcs"]
+__all__ = ["CONTEXT_SCHEDULE_LOOKUP", "SCHEDULE_LOOKUP_CONFIG", "build", "compile_kernels",
+           "looks_scheduled", "needs_vm_lowering", "plan_schedules", "resolve_schedule_lookup",
+           "schedule_kernels", "unique_prim_funcs", "with_default_schedules"]

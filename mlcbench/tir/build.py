@@ -13,11 +13,14 @@ The steps: lower every PrimFunc (``mlcbench.tir.transform.lower``), describe eac
 one's calling contract (a ``KernelSpec``: parameter names, dtypes, shapes with
 symbolic dims by name), generate one LLVM module for all of them, JIT-compile it, and
 wrap the addresses in a ``runtime.Module`` that checks arguments before each call.
+All of them are skipped where the kernel cache holds the same functions built for the
+same target (:mod:`mlcbench.codegen.kernel_cache`).
 """
 from __future__ import annotations
 
 import re
 
+from ..codegen import kernel_cache
 from ..codegen.llvm import codegen_llvm, symbolic_shape_vars
 from ..ir.errors import CodegenError
 from ..ir.module import IRModule
@@ -44,10 +47,14 @@ def build(mod_or_func, target=None, name: str | None = None) -> Module:
 
     A PrimFunc is named by its ``global_symbol`` attribute, else ``name``, else "main".
     Non-TIR functions of an IRModule (Relax) are skipped; ``relax.build`` handles them.
+    A second build of structurally equal functions for the same target loads their
+    machine code from the kernel cache (:mod:`mlcbench.codegen.kernel_cache`).
     """
     target = resolve_target(target)
     mod = as_module(mod_or_func, name)
-    return build_lowered(lower(mod), target)
+    return kernel_cache.cached_build(kernel_cache.module_fingerprints(mod), target, "tir.build",
+                                     lambda: build_lowered(lower(mod), target),
+                                     label=_library_label(_prim_func_names(mod)))
 
 
 def build_lowered(mod, target=None) -> Module:
@@ -99,7 +106,13 @@ def kernel_symbol(name: str) -> str:
     return "mlc_" + re.sub(r"\W", "_", name)
 
 
+def _prim_func_names(mod) -> dict:
+    return {_function_name(gv, f): f for gv, f in mod.items() if isinstance(f, PrimFunc)}
+
+
 def _library_label(funcs: dict) -> str:
+    if not funcs:
+        return "module"
     first = re.sub(r"\W", "_", next(iter(funcs)))
     return first if len(funcs) == 1 else f"{first}_and_{len(funcs) - 1}_more"
 
