@@ -109,10 +109,15 @@ def cached_build(fingerprints: list, target, stage: str, build, label: str = "ke
 @functools.lru_cache(maxsize=None)
 def toolchain() -> dict:
     """mlcbench's version and source digest, llvmlite's and LLVM's versions."""
+    from importlib import metadata
+
     import llvmlite
     import llvmlite.binding as llvm
-    from .. import __version__
-    return {"mlcbench": __version__, "source": _source_digest(),
+    try:
+        version = metadata.version("mlcbench")
+    except metadata.PackageNotFoundError:   # run from a source tree: the digest decides
+        version = "unknown"
+    return {"mlcbench": version, "source": _source_digest(),
             "llvmlite": llvmlite.__version__,
             "llvm": ".".join(map(str, llvm.llvm_version_info))}
 
