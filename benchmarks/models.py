@@ -2,19 +2,28 @@
 DenseNet-121, Inception v1 and v2, ShuffleNet, ZFNet-512) through ``from_onnx``,
 ``relax.build`` (default schedules, untuned) and the VM, against onnxruntime.
 
-Run: ``python benchmarks/models.py [--models squeezenet resnet50] [--rounds 3]``.
+Run: ``python benchmarks/models.py [--models squeezenet resnet50] [--rounds 3]
+[--compile-only]``.
 
-Per model: import and build seconds, our latency at batch 1 and onnxruntime's (best mean
-of ``--rounds`` interleaved rounds, see ``timing.py``), their ratio (ours / onnxruntime:
-above 1 means slower), and the largest difference from the output stored in the wheel and
-from onnxruntime's. The input is the ramp onnx's backend test feeds these models.
+Per model: import seconds; ``relax.build`` seconds cold (an empty kernel cache) and from
+the kernel cache (a second process, same cache directory), each in a process of its own,
+and the peak resident memory of the cold one (its ``ru_maxrss``: Python, the model and
+the build); then, unless ``--compile-only``, our latency at batch 1 and onnxruntime's
+(best mean of ``--rounds`` interleaved rounds, see ``timing.py``), their ratio (ours /
+onnxruntime: above 1 means slower), and the largest difference from the output stored in
+the wheel and from onnxruntime's. The input is the ramp onnx's backend test feeds these
+models. The cache directory is a temporary one, removed at the end.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -32,15 +41,36 @@ MODELS = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "vgg19", "ince
           "inception_v2", "resnet50", "densenet121")
 
 
-def measure(name: str, rounds: int) -> dict:
-    import onnxruntime as ort
-    model, inputs, stored = light_model_case(name)
-    (input_name, data), = inputs.items()
+def measure_build(name: str) -> dict:
+    """In this process: import ``name``, time ``relax.build``, report the peak memory."""
+    from mlcbench.codegen import kernel_cache
+    model = light_model_case(name)[0]
     start = time.perf_counter()
     mod = from_onnx(model)
     imported = time.perf_counter()
-    ex = relax.build(mod, "llvm")
+    relax.build(mod, "llvm")
     built = time.perf_counter()
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # kilobytes on Linux
+    return {"import": imported - start, "build": built - imported, "peak_mb": peak_kb / 1024,
+            "cache_hits": kernel_cache.stats()["hits"]}
+
+
+def build_in_child(name: str, cache_dir: str) -> dict:
+    """:func:`measure_build` in a fresh process whose kernel cache is ``cache_dir``."""
+    env = dict(os.environ, MLCBENCH_CACHE_DIR=cache_dir)
+    env.pop("MLCBENCH_KERNEL_CACHE", None)
+    child = subprocess.run([sys.executable, __file__, "--build-only", name], env=env,
+                           capture_output=True, text=True)
+    if child.returncode != 0:
+        raise SystemExit(f"building {name} failed:\n{child.stderr}")
+    return json.loads(child.stdout.splitlines()[-1])
+
+
+def measure_latency(name: str, rounds: int) -> dict:
+    import onnxruntime as ort
+    model, inputs, stored = light_model_case(name)
+    (input_name, data), = inputs.items()
+    ex = relax.build(from_onnx(model), "llvm")
     vm = relax.VirtualMachine(ex, mlcbench.cpu())
     x = mlcbench.nd.array(data)
     ours = vm["main"](x).numpy()
@@ -50,29 +80,61 @@ def measure(name: str, rounds: int) -> dict:
     best = compare({"mlcbench": call(lambda: vm["main"](x)),
                     "onnxruntime": call(lambda: session.run(None, {input_name: data}))},
                    rounds=rounds, min_repeat_ms=200)
-    return {"import": imported - start, "build": built - imported,
-            "ours_ms": best["mlcbench"] * 1e3, "ort_ms": best["onnxruntime"] * 1e3,
+    return {"ours_ms": best["mlcbench"] * 1e3, "ort_ms": best["onnxruntime"] * 1e3,
             "err_stored": float(np.abs(ours - stored).max()),
             "err_ort": float(np.abs(ours - theirs).max())}
 
 
+def measure(name: str, rounds: int, compile_only: bool) -> dict:
+    with tempfile.TemporaryDirectory(prefix="mlcbench-kernel-cache-") as cache_dir:
+        cold = build_in_child(name, cache_dir)
+        cached = build_in_child(name, cache_dir)
+        if cached["cache_hits"] == 0:
+            print(f"  ({name}: the second build found nothing in the cache; was the source "
+                  "edited meanwhile?)", file=sys.stderr)
+        result = {"import": cold["import"], "cold": cold["build"], "cached": cached["build"],
+                  "peak_mb": cold["peak_mb"]}
+        if not compile_only:
+            os.environ["MLCBENCH_CACHE_DIR"] = cache_dir
+            result.update(measure_latency(name, rounds))
+    return result
+
+
+def print_row(name: str, r: dict) -> None:
+    row = (f"{name:<14}{r['import']:>9.1f}{r['cold']:>9.1f}{r['cached']:>9.2f}"
+           f"{r['peak_mb']:>9.0f}")
+    if "ours_ms" in r:
+        row += (f"{r['ours_ms']:>10.1f}{r['ort_ms']:>9.2f}{r['ours_ms'] / r['ort_ms']:>8.1f}"
+                f"{r['err_stored']:>12.1e}{r['err_ort']:>10.1e}")
+    print(row, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="*", default=list(MODELS))
+    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=MODELS)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--compile-only", action="store_true",
+                        help="only the compile-time and memory columns (no latency)")
+    parser.add_argument("--build-only", metavar="MODEL", choices=MODELS,
+                        help=argparse.SUPPRESS)   # the child process of the compile columns
     args = parser.parse_args()
+    if args.build_only:
+        print(json.dumps(measure_build(args.build_only)))
+        return
     host = Target("llvm")
     print(f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits, "
           f"{os.cpu_count()} cores")
-    print(f"{'model':<14}{'import s':>9}{'build s':>9}{'ours ms':>10}{'ort ms':>9}"
-          f"{'ratio':>8}{'err stored':>12}{'err ort':>10}")
+    header = f"{'model':<14}{'import s':>9}{'cold s':>9}{'cached s':>9}{'peak MB':>9}"
+    if not args.compile_only:
+        header += f"{'ours ms':>10}{'ort ms':>9}{'ratio':>8}{'err stored':>12}{'err ort':>10}"
+    print(header)
     for name in args.models:
-        r = measure(name, args.rounds)
-        print(f"{name:<14}{r['import']:>9.1f}{r['build']:>9.1f}{r['ours_ms']:>10.1f}"
-              f"{r['ort_ms']:>9.2f}{r['ours_ms'] / r['ort_ms']:>8.1f}"
-              f"{r['err_stored']:>12.1e}{r['err_ort']:>10.1e}", flush=True)
-    print("ratio = mlcbench latency / onnxruntime latency in the same run (untuned, "
-          "default schedules; above 1: slower)")
+        print_row(name, measure(name, args.rounds, args.compile_only))
+    print("cold s / cached s = relax.build with an empty kernel cache / in a second process "
+          "with the first one's cache; peak MB = the cold process's maximum resident memory")
+    if not args.compile_only:
+        print("ratio = mlcbench latency / onnxruntime latency in the same run (untuned, "
+              "default schedules; above 1: slower)")
 
 
 if __name__ == "__main__":
