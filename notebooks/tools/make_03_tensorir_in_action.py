@@ -8,7 +8,7 @@ cells = [
        "A TensorIR program says *what* to compute; a **Schedule** rewrites *how*: it "
        "splits, reorders and moves loops and blocks while keeping the result the same. "
        "Every step is checked, recorded in a **trace**, and can be replayed.\n\n"
-       "We start again from `mm_relu` of chapter 1."),
+       "We start again from `mm_relu` of chapter 2."),
     CODE("import time\nimport numpy as np\nimport mlcbench as tvm\n"
          "from mlcbench.script import tir as T, ir as I"),
     CODE('''@I.ir_module
@@ -71,30 +71,32 @@ class MyModule:
 sch_random = stochastic_schedule(MyModule, seed=7)
 print(sch_random.trace)'''),
     MD("## Build and time every variant\n\nEach schedule compiles with LLVM; all give "
-       "numpy's answer."),
+       "numpy's answer. A single measurement on a shared machine can be far off, so "
+       "`mlcbench.runtime.timing.compare` lets the programs take turns for several rounds "
+       "after a short pause, keeps each one's best round, and flags a program whose two "
+       "best rounds differ by more than 20% as *unsteady*. Ratios always read "
+       "\"x faster than numpy\" or \"x slower than numpy\"."),
     CODE('''rng = np.random.default_rng(0)
 a = rng.random((128, 128), dtype="float32")
 b = rng.random((128, 128), dtype="float32")
 expected = np.maximum(a @ b, 0)
 
-def time_module(mod):
-    lib = tvm.build(mod, target="llvm")
-    c = tvm.nd.array(np.zeros((128, 128), "float32"))
-    lib["mm_relu"](tvm.nd.array(a), tvm.nd.array(b), c)
-    np.testing.assert_allclose(c.numpy(), expected, rtol=1e-4)
-    return lib.time_evaluator("mm_relu", tvm.cpu(), number=20)(a, b, c).mean
+from mlcbench.runtime import timing
 
-start = time.perf_counter()
-for _ in range(20):
-    np.maximum(a @ b, 0)
-numpy_s = (time.perf_counter() - start) / 20
+def checked_timer(mod):
+    lib = tvm.build(mod, target="llvm")
+    args = [tvm.nd.array(a), tvm.nd.array(b), tvm.nd.array(np.zeros((128, 128), "float32"))]
+    lib["mm_relu"](*args)
+    np.testing.assert_allclose(args[2].numpy(), expected, rtol=1e-4)
+    return timing.kernel(lib, "mm_relu", *args)
+
 variants = {"original": MyModule, "split/reorder/...": sch.mod,
             "sampled tile": sch_random.mod}
-print(f"{'variant':<20}{'time (us)':>10}{'vs numpy':>10}")
-for name, mod in variants.items():
-    seconds = time_module(mod)
-    print(f"{name:<20}{seconds * 1e6:>10.1f}{numpy_s / seconds:>9.2f}x")
-print(f"{'numpy':<20}{numpy_s * 1e6:>10.1f}")'''),
+contenders = {name: checked_timer(mod) for name, mod in variants.items()}
+contenders["numpy"] = timing.call(lambda: np.maximum(a @ b, 0))
+times = timing.compare(contenders, rounds=5, min_repeat_ms=20, settle_ms=50)
+for name in variants:
+    print(times.describe(name, "numpy"))'''),
     MD("## A tiled matmul at 512^3\n\nThe same primitives build a fast CPU kernel: an "
        "8 x 32 register tile (`split`/`reorder`), the accumulator cached in `local` "
        "storage (`cache_write` + `reverse_compute_at`), `decompose_reduction`, "
@@ -132,13 +134,13 @@ y = rng.random((n, n), dtype="float32")
 z = np.zeros((n, n), "float32")
 lib["main"](x, y, z)
 np.testing.assert_allclose(z, x @ y, rtol=1e-3)
-ours = lib.time_evaluator("main", tvm.cpu(), number=10)(x, y, z).mean
-start = time.perf_counter()
-for _ in range(10):
-    x @ y
-theirs = (time.perf_counter() - start) / 10
-print(f"tiled matmul {n}^3: {2 * n**3 / ours / 1e9:.0f} GFLOPS, "
-      f"numpy {2 * n**3 / theirs / 1e9:.0f} GFLOPS")'''),
+xs, ys, zs = tvm.nd.array(x), tvm.nd.array(y), tvm.nd.array(z)
+times = timing.compare({"tiled": timing.kernel(lib, "main", xs, ys, zs),
+                        "numpy": timing.call(lambda: x @ y)},
+                       rounds=5, min_repeat_ms=50, settle_ms=100)
+print(times.describe("tiled", "numpy"))
+print(f"tiled {2 * n**3 / times['tiled'].best / 1e9:.0f} GFLOPS, "
+      f"numpy {2 * n**3 / times['numpy'].best / 1e9:.0f} GFLOPS")'''),
 ]
 nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3",
                                                         "display_name": "Python 3",

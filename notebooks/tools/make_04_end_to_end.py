@@ -151,15 +151,21 @@ print('accuracy:', (logits.argmax(1) == y_test).mean())'''),
        "reuse the storage of one that is dead. `estimate_memory_usage` reports what the "
        "plan saves (here for the unfused module, where there are more intermediates)."),
     CODE("print(relax.analysis.estimate_memory_usage(legalized))"),
-    MD("## Timing\n\nThe numbers vary from run to run (and machine to machine)."),
-    CODE('''unfused_vm = relax.VirtualMachine(relax.build(legalized, "llvm", pipeline="vm_lowering"), tvm.cpu())
-t_fused = vm.time_evaluator("forward", tvm.cpu(), number=20)(x_test, *model_weights).mean
-t_unfused = unfused_vm.time_evaluator("forward", tvm.cpu(), number=20)(x_test, *model_weights).mean
-start = time.perf_counter()
-for _ in range(20):
-    datasets.mlp_forward(x_test, params)
-t_numpy = (time.perf_counter() - start) / 20
-print(f"fused {t_fused * 1e3:.3f} ms, unfused {t_unfused * 1e3:.3f} ms, numpy {t_numpy * 1e3:.3f} ms")'''),
+    MD("## Timing\n\nThe numbers vary from run to run and machine to machine, so the "
+       "three programs take turns for several rounds after a short pause "
+       "(`mlcbench.runtime.timing.compare`); each keeps its best round, and a program whose "
+       "two best rounds differ by more than 20% is flagged *unsteady* (a busy machine: "
+       "rerun). Ratios read \"x faster than numpy\" or \"x slower than numpy\"."),
+    CODE('''from mlcbench.runtime import timing
+
+unfused_vm = relax.VirtualMachine(relax.build(legalized, "llvm", pipeline="vm_lowering"), tvm.cpu())
+inputs = [tvm.nd.array(x_test)] + [tvm.nd.array(w.numpy()) for w in model_weights]
+times = timing.compare({"fused": timing.kernel(vm, "forward", *inputs),
+                        "unfused": timing.kernel(unfused_vm, "forward", *inputs),
+                        "numpy": timing.call(lambda: datasets.mlp_forward(x_test, params))},
+                       rounds=5, min_repeat_ms=20, settle_ms=50)
+for name in ("fused", "unfused"):
+    print(times.describe(name, "numpy"))'''),
     MD("## What we saw\n\n* A Relax function glues kernels: `R.call_tir` for generated "
        "code, `R.call_dps_packed` for library code.\n* `relax.build` + "
        "`relax.VirtualMachine` run the whole model.\n* From an `nn.Module`, passes "

@@ -5,7 +5,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 MD, CODE = new_markdown_cell, new_code_cell
 cells = [
     MD("# 5. Automatic tuning\n\n"
-       "In chapter 2 we chose tile sizes by hand, then let `sample_perfect_tile` choose "
+       "In chapter 3 we chose tile sizes by hand, then let `sample_perfect_tile` choose "
        "them at random. Tuning closes the loop: a **search strategy** proposes schedules "
        "from a **design space**, a **cost model** guesses which ones will be fast, the "
        "best guesses are built and **measured**, and the measurements teach the cost "
@@ -30,7 +30,7 @@ class MyModule:
                 with T.init():
                     C[vi, vj] = T.float32(0)
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]'''),
-    MD("## The design space\n\nThe stochastic schedule of chapter 2: every call samples "
+    MD("## The design space\n\nThe stochastic schedule of chapter 3: every call samples "
        "new tile sizes, so the function describes a whole family of programs. The tuner "
        "searches that family."),
     CODE('''def stochastic_schedule_mm(sch):
