@@ -4,8 +4,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 MD, CODE = new_markdown_cell, new_code_cell
 cells = [
-    MD("# 3. Exploring schedules, one step at a time\n\n"
-       "Chapter 2 wrote a schedule as a script. The **ScheduleExplorer** lets you build "
+    MD("# 3b. Exploring schedules, one step at a time\n\n"
+       "The first part of chapter 3 wrote a schedule as a script. The **ScheduleExplorer** lets you build "
        "one step by step instead: every step shows the new TVMScript, what changed, the "
        "trace so far, and (when you press *Run*) how fast it is. Steps form a tree, so "
        "you can undo, try another branch, and compare.\n\n"

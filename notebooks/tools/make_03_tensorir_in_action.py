@@ -4,7 +4,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 MD, CODE = new_markdown_cell, new_code_cell
 cells = [
-    MD("# 2. Transforming tensor programs with a Schedule\n\n"
+    MD("# 3. TensorIR in action: transforming tensor programs with a Schedule\n\n"
        "A TensorIR program says *what* to compute; a **Schedule** rewrites *how*: it "
        "splits, reorders and moves loops and blocks while keeping the result the same. "
        "Every step is checked, recorded in a **trace**, and can be replayed.\n\n"
