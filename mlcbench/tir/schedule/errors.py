@@ -20,6 +20,11 @@ from .ir_utils import find_all, replace_stmts
 
 MARK = "  # <-- here"
 
+# Schedule(error_render_level=...): as in TVM, "detail" shows the IR with the offending
+# loops and blocks marked, "fast" the one-line message, "none" no message at all
+RENDER_LEVELS = ("detail", "fast", "none")
+NOT_RENDERED = "(not rendered: the schedule was created with error_render_level='none')"
+
 
 def marked_script(func: PrimFunc, loops=(), blocks=()) -> str:
     """The function's TVMScript with the lines of ``loops``/``blocks`` marked.
@@ -71,6 +76,16 @@ class _MarkedScheduleError(ScheduleError):
 
     def __reduce__(self):        # pickles (to a worker's parent) as its full message
         return ScheduleError, (str(self),)
+
+
+def render_at(err: ScheduleError, level: str) -> None:
+    """Make ``err`` read as a schedule with ``error_render_level=level`` shows it."""
+    if level == "detail":
+        return
+    if isinstance(err, _MarkedScheduleError):
+        err._text = err._head if level == "fast" else NOT_RENDERED
+    elif level == "none":     # other errors carry no IR: "fast" leaves them as they are
+        err.args = (NOT_RENDERED,)
 
 
 def fail(primitive: str, rule: str, func: PrimFunc, loops=(), blocks=()):

@@ -25,12 +25,15 @@ Example::
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import random
 
 from ...ir.errors import ScheduleError
 from ...ir.module import IRModule
 from ..function import PrimFunc
 from ..stmt import Block, BlockRealize, For
+from .errors import RENDER_LEVELS, render_at
 from .ir_utils import find_block, find_loop
 from .trace import BlockRV, ExprRV, Instruction, LoopRV, RandomVariable, Trace
 from .facade_compute import ComputeLocationMixin
@@ -42,7 +45,14 @@ from .facade_location import LocationSamplingMixin
 
 class Schedule(LookupMixin, LoopMixin, AnnotateMixin, LocationSamplingMixin,
                ComputeLocationMixin, SamplingMixin, LayoutMixin):
-    """Schedule ``mod`` (an IRModule or a PrimFunc, which becomes ``"main"``)."""
+    """Schedule ``mod`` (an IRModule or a PrimFunc, which becomes ``"main"``).
+
+    ``error_render_level`` says what a refused primitive's ScheduleError reads, as in
+    TVM: ``"detail"`` the rule and the function with the offending loops and blocks
+    marked, ``"fast"`` the rule only, ``"none"`` no message. ``enable_check=False``
+    (TVM's way to skip some prerequisite checks) is refused: every primitive here checks
+    its preconditions, so that a schedule never produces a wrong program.
+    """
 
     def __init__(self, mod, seed: int | None = None, debug_mask="all",
                  error_render_level="detail", enable_check: bool = True):
@@ -51,6 +61,14 @@ class Schedule(LookupMixin, LoopMixin, AnnotateMixin, LocationSamplingMixin,
         if not isinstance(mod, IRModule):
             raise ScheduleError(f"Schedule expects an IRModule or a PrimFunc, found "
                                 f"{type(mod).__name__}")
+        if error_render_level not in RENDER_LEVELS:
+            raise ScheduleError(f"Schedule: error_render_level must be one of "
+                                f"{list(RENDER_LEVELS)}, found {error_render_level!r}")
+        if enable_check is not True:
+            raise ScheduleError(f"Schedule: enable_check={enable_check!r} is not supported; "
+                                "the primitives always check their preconditions (a "
+                                "skipped check could produce a wrong program)")
+        self._error_render_level = error_render_level
         self._mod = mod.copy()
         self._insts: list[Instruction] = []
         self._rvs: dict = {}
@@ -76,6 +94,7 @@ class Schedule(LookupMixin, LoopMixin, AnnotateMixin, LocationSamplingMixin,
         other._rand = random.Random()
         other._rand.setstate(self._rand.getstate())
         other.debug_mask, other._work_on = self.debug_mask, self._work_on
+        other._error_render_level = self._error_render_level
         return other
 
     def seed(self, seed: int) -> None:
@@ -176,3 +195,22 @@ class Schedule(LookupMixin, LoopMixin, AnnotateMixin, LocationSamplingMixin,
             self._mod = self._mod.with_function(func_name, new_func)
         self._insts.append(Instruction(kind, tuple(inputs), tuple(attrs), tuple(outputs),
                                        decision))
+
+
+def _rendering_errors(method):
+    """``method`` with its ScheduleErrors read at the schedule's error_render_level."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except ScheduleError as err:
+            render_at(err, self._error_render_level)
+            raise
+    return wrapper
+
+
+# every public method, wherever its mixin defines it, raises at the schedule's level: one
+# place instead of a try in each primitive's facade
+for _name, _method in inspect.getmembers(Schedule, inspect.isfunction):
+    if not _name.startswith("_"):
+        setattr(Schedule, _name, _rendering_errors(_method))

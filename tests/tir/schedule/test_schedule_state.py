@@ -1,9 +1,11 @@
 """Copy, seeding, printing and replay of the Schedule itself."""
 import json
 
+import pytest
+
 from mlcbench.script import tir as T
 from mlcbench.ir import assert_structural_equal
-from mlcbench.tir import Schedule, Trace
+from mlcbench.tir import Schedule, ScheduleError, Trace
 
 
 @T.prim_func
@@ -55,3 +57,39 @@ def test_json_is_plain_data():
     sch.split(j, factors=[4, 8])
     text = json.dumps(sch.trace.as_json())
     assert str(Trace.from_json(text)) == str(sch.trace)
+
+
+def _refused_split_message(**kwargs) -> str:
+    sch = Schedule(add_one, **kwargs)
+    _, j = sch.get_loops("B")
+    with pytest.raises(ScheduleError) as info:
+        sch.split(j, factors=[3, 5])
+    return str(info.value)
+
+
+def test_error_render_level_detail_marks_the_loop_in_the_function():
+    text = _refused_split_message(error_render_level="detail")
+    assert text.startswith("split: argument 'factors': the factors [3, 5] multiply to 15")
+    assert "for i, j in T.grid(64, 32):  # <-- here" in text
+
+
+def test_error_render_level_fast_gives_the_rule_without_the_function():
+    text = _refused_split_message(error_render_level="fast")
+    assert text.startswith("split: argument 'factors': the factors [3, 5] multiply to 15")
+    assert "in the function" not in text and "T.grid" not in text
+
+
+def test_error_render_level_none_gives_no_message_and_copies_keep_the_level():
+    assert "split" not in _refused_split_message(error_render_level="none")
+    sch = Schedule(add_one, error_render_level="none").copy()
+    with pytest.raises(ScheduleError, match="not rendered") as info:
+        sch.get_block("missing")
+    assert "missing" not in str(info.value)
+
+
+def test_unknown_render_level_and_disabled_checks_are_refused():
+    with pytest.raises(ScheduleError, match=r"error_render_level must be one of "
+                       r"\['detail', 'fast', 'none'\], found 'verbose'"):
+        Schedule(add_one, error_render_level="verbose")
+    with pytest.raises(ScheduleError, match="enable_check=False is not supported"):
+        Schedule(add_one, enable_check=False)
