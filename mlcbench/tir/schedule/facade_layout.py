@@ -66,9 +66,11 @@ class LayoutMixin:
         return out
 
     def blockize(self, target, preserve_unit_iters: bool = True):
-        """Wrap the loop nest at loop ``target`` into block ``<name>_o``; returns it."""
+        """Wrap the loop nest at loop ``target`` into block ``<name>_o``; returns it.
+        ``preserve_unit_iters=False`` leaves loops of extent 1 out of block bindings."""
         func_name, var = self._loop(target, "blockize")
-        new_func, name = blockize_prims.blockize(self._mod[func_name], var)
+        new_func, name = blockize_prims.blockize(self._mod[func_name], var,
+                                                 preserve_unit_iters)
         out = self._new_block_rv(func_name, name)
         self._commit(func_name, new_func, "blockize", inputs=(("target", target),),
                      attrs=(("preserve_unit_iters", preserve_unit_iters),), outputs=(out,))
@@ -77,12 +79,14 @@ class LayoutMixin:
     def tensorize(self, block_or_loop, tensor_intrin: str,
                   preserve_unit_iters: bool = True) -> None:
         """Replace a block (or the loop nest at a loop, blockized first) by the
-        registered intrinsic ``tensor_intrin`` (see ``TensorIntrin.register``)."""
+        registered intrinsic ``tensor_intrin`` (see ``TensorIntrin.register``);
+        ``preserve_unit_iters`` is passed on to the blockize of a loop."""
         from ..tensor_intrin import TensorIntrin
         intrin = TensorIntrin.get(tensor_intrin)
         if isinstance(block_or_loop, LoopRV):
             func_name, var = self._loop(block_or_loop, "tensorize")
-            func, name = blockize_prims.blockize(self._mod[func_name], var)
+            func, name = blockize_prims.blockize(self._mod[func_name], var,
+                                                 preserve_unit_iters)
         else:
             block = self._as_block_rv(block_or_loop)
             block_or_loop = block

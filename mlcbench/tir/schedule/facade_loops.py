@@ -82,14 +82,16 @@ class LookupMixin:
 
 class LoopMixin:
     def split(self, loop, factors, preserve_unit_iters: bool = True) -> list:
-        """Split ``loop`` by ``factors`` (one may be None); returns the new loops."""
+        """Split ``loop`` by ``factors`` (one may be None); returns the new loops.
+        ``preserve_unit_iters=False`` leaves loops of extent 1 out of block bindings."""
         func_name, var = self._loop(loop, "split")
         if not isinstance(factors, (list, tuple)):
             from ...ir.errors import ScheduleError
             raise ScheduleError(f"split: argument 'factors': expected a list of positive "
                                 f"integers or None, found {type(factors).__name__} {factors!r}")
         values = [self._value(f) for f in factors]
-        new_func, new_vars = loop_prims.split(self._mod[func_name], var, values)
+        new_func, new_vars = loop_prims.split(self._mod[func_name], var, values,
+                                              preserve_unit_iters)
         outs = [self._new_loop_rv(func_name, v) for v in new_vars]
         # numpy integers are recorded as ints so the trace prints and serializes plainly
         recorded = [int(f) if isinstance(f, numbers.Integral) else f for f in factors]
@@ -100,12 +102,14 @@ class LoopMixin:
         return outs
 
     def fuse(self, *loops, preserve_unit_iters: bool = True) -> LoopRV:
-        """Fuse perfectly nested loops into one."""
+        """Fuse perfectly nested loops into one. ``preserve_unit_iters=False`` leaves loops
+        of extent 1 out of block bindings."""
         if len(loops) == 1 and isinstance(loops[0], (list, tuple)):
             loops = tuple(loops[0])
         resolved = [self._loop(lp, "fuse") for lp in loops]
         func_name = resolved[0][0]
-        new_func, var = loop_prims.fuse(self._mod[func_name], [v for _, v in resolved])
+        new_func, var = loop_prims.fuse(self._mod[func_name], [v for _, v in resolved],
+                                        preserve_unit_iters)
         out = self._new_loop_rv(func_name, var)
         self._commit(func_name, new_func, "fuse", inputs=(("*loops", list(loops)),),
                      attrs=(("preserve_unit_iters", preserve_unit_iters),), outputs=(out,))

@@ -1,3 +1,5 @@
+import pytest
+
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
 from schedule_testing import check_after, check_numeric, check_refused
@@ -168,3 +170,56 @@ def test_blockize_refuses_binding_that_does_not_split():
     check_refused(sch, lambda s: s.blockize(inner),
                   r"the binding vj = .* of block 'C' does not split into \(loops outside "
                   r"'j_k_fused_1'\) \* n \+ \(loops inside it\)")
+
+
+@T.prim_func
+def matmul_unit_split_blockized(A: T.Buffer((16, 32), "float32"),
+                                B: T.Buffer((32, 64), "float32"),
+                                C: T.Buffer((16, 64), "float32")):
+    for i, j_0, j_1 in T.grid(16, 4, 1):
+        with T.block("C_o"):
+            vi_o = T.axis.spatial(16, i)
+            vj_o = T.axis.spatial(4, j_0 + j_1)
+            T.reads(A[vi_o, 0:32], B[0:32, vj_o * 16:vj_o * 16 + 16])
+            T.writes(C[vi_o, vj_o * 16:vj_o * 16 + 16])
+            for j_2, k in T.grid(16, 32):
+                with T.block("C"):
+                    vj_i, vk = T.axis.remap("SR", [j_2, k])
+                    T.reads(A[vi_o, vk], B[vk, vj_o * 16 + vj_i])
+                    T.writes(C[vi_o, vj_o * 16 + vj_i])
+                    with T.init():
+                        C[vi_o, vj_o * 16 + vj_i] = T.float32(0)
+                    C[vi_o, vj_o * 16 + vj_i] = (C[vi_o, vj_o * 16 + vj_i]
+                                                 + A[vi_o, vk] * B[vk, vj_o * 16 + vj_i])
+
+
+@T.prim_func
+def matmul_unit_split_blockized_dropped(A: T.Buffer((16, 32), "float32"),
+                                        B: T.Buffer((32, 64), "float32"),
+                                        C: T.Buffer((16, 64), "float32")):
+    for i, j_0, j_1 in T.grid(16, 4, 1):
+        with T.block("C_o"):
+            vi_o, vj_o = T.axis.remap("SS", [i, j_0])
+            T.reads(A[vi_o, 0:32], B[0:32, vj_o * 16:vj_o * 16 + 16])
+            T.writes(C[vi_o, vj_o * 16:vj_o * 16 + 16])
+            for j_2, k in T.grid(16, 32):
+                with T.block("C"):
+                    vj_i, vk = T.axis.remap("SR", [j_2, k])
+                    T.reads(A[vi_o, vk], B[vk, vj_o * 16 + vj_i])
+                    T.writes(C[vi_o, vj_o * 16 + vj_i])
+                    with T.init():
+                        C[vi_o, vj_o * 16 + vj_i] = T.float32(0)
+                    C[vi_o, vj_o * 16 + vj_i] = (C[vi_o, vj_o * 16 + vj_i]
+                                                 + A[vi_o, vk] * B[vk, vj_o * 16 + vj_i])
+
+
+@pytest.mark.parametrize("preserve, expected", [
+    (True, matmul_unit_split_blockized), (False, matmul_unit_split_blockized_dropped)])
+def test_blockize_preserve_unit_iters_keeps_or_drops_the_unit_loop_in_the_binding(preserve,
+                                                                                  expected):
+    sch = Schedule(matmul)
+    _, j, _ = sch.get_loops("C")
+    _, _, j_2 = sch.split(j, factors=[4, 1, 16])
+    sch.blockize(j_2, preserve_unit_iters=preserve)
+    check_after(matmul, sch, expected)
+    check_numeric(sch.mod["main"], _reference)

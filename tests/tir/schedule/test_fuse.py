@@ -77,3 +77,43 @@ def test_fused_loop_inside_reduction_loop_builds_correctly():
     fused = sch.fuse(i, j)
     sch.reorder(k, fused)
     check_numeric(sch.mod["main"], lambda a, b, c: a @ b)
+
+
+@T.prim_func
+def with_unit_axis(A: T.Buffer((16, 1, 4), "float32"), B: T.Buffer((16, 1, 4), "float32")):
+    for i, j, k in T.grid(16, 1, 4):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+
+@T.prim_func
+def with_unit_axis_fused(A: T.Buffer((16, 1, 4), "float32"),
+                         B: T.Buffer((16, 1, 4), "float32")):
+    for i_j_k_fused in range(64):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i_j_k_fused // 4)
+            vj = T.axis.spatial(1, i_j_k_fused % 4 // 4)
+            vk = T.axis.spatial(4, i_j_k_fused % 4)
+            B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+
+@T.prim_func
+def with_unit_axis_fused_dropped(A: T.Buffer((16, 1, 4), "float32"),
+                                 B: T.Buffer((16, 1, 4), "float32")):
+    for i_j_k_fused in range(64):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i_j_k_fused // 4)
+            vj = T.axis.spatial(1, 0)
+            vk = T.axis.spatial(4, i_j_k_fused % 4)
+            B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+
+@pytest.mark.parametrize("preserve, expected", [(True, with_unit_axis_fused),
+                                                (False, with_unit_axis_fused_dropped)])
+def test_fuse_preserve_unit_iters_keeps_or_drops_the_unit_loop_in_the_binding(preserve,
+                                                                              expected):
+    sch = Schedule(with_unit_axis)
+    sch.fuse(*sch.get_loops("B"), preserve_unit_iters=preserve)
+    check_after(with_unit_axis, sch, expected)
+    check_numeric(sch.mod["main"], lambda a, b: a + 1)

@@ -215,3 +215,33 @@ def test_split_of_a_symbolic_extent_needs_an_inferred_factor():
     (i,) = sch.get_loops(sch.get_block("B"))
     check_refused(sch, lambda s: s.split(i, factors=[2, 4]),
                   r"symbolic extent n, which the factors \[2, 4\] cannot be checked to cover")
+
+
+@T.prim_func
+def scale_split_unit(A: T.Buffer((128, 130), "float32"), B: T.Buffer((128, 130), "float32")):
+    for i_0, i_1, i_2, j in T.grid(2, 1, 64, 130):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i_0 * 64 + i_1 * 64 + i_2)
+            vj = T.axis.spatial(130, j)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+@T.prim_func
+def scale_split_unit_dropped(A: T.Buffer((128, 130), "float32"),
+                             B: T.Buffer((128, 130), "float32")):
+    for i_0, i_1, i_2, j in T.grid(2, 1, 64, 130):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i_0 * 64 + i_2)
+            vj = T.axis.spatial(130, j)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+@pytest.mark.parametrize("preserve, expected", [(True, scale_split_unit),
+                                                (False, scale_split_unit_dropped)])
+def test_split_preserve_unit_iters_keeps_or_drops_the_unit_loop_in_the_binding(preserve,
+                                                                               expected):
+    sch = Schedule(scale)
+    i, _ = sch.get_loops("B")
+    sch.split(i, factors=[2, 1, 64], preserve_unit_iters=preserve)
+    check_after(scale, sch, expected)
+    check_numeric(sch.mod["main"], lambda a, b: a * 2)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from ..errors import fail
 from ..ir_utils import block_realizes_under, const_int, find_all, replace_stmts, uses_any
+from .loops import drop_unit_iters
 from ...buffer import BufferRegion
 from ...expr import Range, Var, const
 from ...function import PrimFunc
@@ -172,8 +173,12 @@ def _reads(block, init_moves_out):
     return tuple(written) + tuple(block.reads)
 
 
-def blockize(func: PrimFunc, loop_var: Var) -> tuple[PrimFunc, str]:
-    """Blockize the subtree at ``loop_var``; returns the function and the outer name."""
+def blockize(func: PrimFunc, loop_var: Var,
+             preserve_unit_iters: bool = True) -> tuple[PrimFunc, str]:
+    """Blockize the subtree at ``loop_var``; returns the function and the outer name.
+    ``preserve_unit_iters=False`` leaves loops of extent 1 out of the bindings of the
+    outer block and the blocks in it (``vi_o = i_0 + i_1`` with ``i_1`` in ``range(1)``
+    becomes ``vi_o = i_0``)."""
     hit, inner_loops, realize = _subtree(func, loop_var, "blockize")
     outer_loops = [p for p in hit.parents if isinstance(p, For)]
     splits, analyzer = _splits(func, realize, outer_loops, inner_loops, loop_var)
@@ -218,4 +223,7 @@ def blockize(func: PrimFunc, loop_var: Var) -> tuple[PrimFunc, str]:
                         _relax(inner_block.writes, inner_ranges, analyzer), outer_name, body,
                         outer_init)
     outer = BlockRealize(tuple(outer_values), const(True), outer_block)
-    return replace_stmts(func, {hit.node: outer}), outer_name
+    new_func = replace_stmts(func, {hit.node: outer})
+    if not preserve_unit_iters:
+        new_func = drop_unit_iters(new_func, outer)
+    return new_func, outer_name

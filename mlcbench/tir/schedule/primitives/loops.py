@@ -12,11 +12,13 @@ import math
 import numbers
 
 from ..errors import fail
-from ..ir_utils import (block_realizes_under, const_int, find_block, find_loop, replace_stmts)
+from ..ir_utils import (block_realizes_under, const_int, find_block, find_loop, replace_stmts,
+                        uses_any, walk)
 from ...expr import IntImm, PrimExpr, Var, const
 from ...function import PrimFunc
 from ...functor import substitute
 from ...stmt import BlockRealize, For, ForKind
+from ....arith import Analyzer
 
 
 def _check_starts_at_zero(func, primitive, loop: For):
@@ -132,7 +134,28 @@ def _add_predicate(stmt, condition):
     return mapping
 
 
-def split(func: PrimFunc, loop_var: Var, factors: list) -> tuple[PrimFunc, list]:
+def drop_unit_iters(func: PrimFunc, root) -> PrimFunc:
+    """``preserve_unit_iters=False``, as in TVM: the bindings of the blocks at and below
+    ``root`` stop naming loops of extent 1, which take only their start value
+    (``i_0 * 64 + i_1`` with ``i_0`` in ``range(1)`` becomes ``i_1``)."""
+    analyzer, mapping = Analyzer(), {}
+
+    def visit(node, parents):
+        if not isinstance(node, BlockRealize) or not (node is root or any(
+                p is root for p in parents)):
+            return
+        unit = {p.loop_var: p.min for p in parents if isinstance(p, For)
+                and const_int(p.extent) == 1}
+        values = tuple(analyzer.simplify(substitute(v, unit)) if uses_any(v, list(unit))
+                       else v for v in node.iter_values)
+        if any(a is not b for a, b in zip(values, node.iter_values)):
+            mapping[node] = node.replace(iter_values=values)
+    walk(func.body, visit)
+    return replace_stmts(func, mapping) if mapping else func
+
+
+def split(func: PrimFunc, loop_var: Var, factors: list,
+          preserve_unit_iters: bool = True) -> tuple[PrimFunc, list]:
     """Split a loop into ``len(factors)`` nested loops; returns the new loop vars.
 
     One factor may be None (inferred as the ceiling). When the product exceeds the
@@ -140,7 +163,8 @@ def split(func: PrimFunc, loop_var: Var, factors: list) -> tuple[PrimFunc, list]
     still computes the exact result (its extra iterations do nothing; unlike TVM's TE
     split, it is not clamped, so a recorded trace replays to the same loops). Factors
     whose product overflows the loop's index type are refused: the split index
-    ``i_0 * s_0 + ...`` would wrap around.
+    ``i_0 * s_0 + ...`` would wrap around. ``preserve_unit_iters=False`` leaves loops of
+    extent 1 out of the block bindings (:func:`drop_unit_iters`).
     """
     loop = find_loop(func, loop_var, "split").node
     _check_starts_at_zero(func, "split", loop)
@@ -160,7 +184,10 @@ def split(func: PrimFunc, loop_var: Var, factors: list) -> tuple[PrimFunc, list]
         body = replace_stmts(func.with_body(body), _add_predicate(body, guard)).body
     for var, size in reversed(list(zip(new_vars, sizes))):
         body = For(var, const(0, var.dtype), _size_expr(size, var.dtype), ForKind.SERIAL, body)
-    return replace_stmts(func, {loop: body}), new_vars
+    new_func = replace_stmts(func, {loop: body})
+    if not preserve_unit_iters:
+        new_func = drop_unit_iters(new_func, find_loop(new_func, new_vars[0], "split").node)
+    return new_func, new_vars
 
 
 def _loop_chain(func, primitive, loop_vars) -> list:
@@ -174,8 +201,13 @@ def _loop_chain(func, primitive, loop_vars) -> list:
     return loops
 
 
-def fuse(func: PrimFunc, loop_vars: list) -> tuple[PrimFunc, Var]:
-    """Fuse perfectly nested loops (outermost first) into one loop ``a_b_fused``."""
+def fuse(func: PrimFunc, loop_vars: list,
+         preserve_unit_iters: bool = True) -> tuple[PrimFunc, Var]:
+    """Fuse perfectly nested loops (outermost first) into one loop ``a_b_fused``.
+
+    ``preserve_unit_iters=False`` leaves loops of extent 1 out of the block bindings
+    (:func:`drop_unit_iters`): a fused unit loop contributes its start value 0, not
+    ``a_b_fused // n % 1``."""
     if len(loop_vars) < 2:
         fail("fuse", "needs at least two loops", func, loops=list(loop_vars))
     loops = _loop_chain(func, "fuse", loop_vars)
@@ -192,9 +224,14 @@ def fuse(func: PrimFunc, loop_vars: list) -> tuple[PrimFunc, Var]:
         vmap[loop.loop_var] = value
         stride = loop.extent if stride is None else stride * loop.extent
     extent = stride
+    if not preserve_unit_iters:
+        vmap.update({lp.loop_var: lp.min for lp in loops if const_int(lp.extent) == 1})
     body = substitute(loops[-1].body, vmap)
     new_loop = For(fused, const(0, dtype), extent, ForKind.SERIAL, body)
-    return replace_stmts(func, {loops[0]: new_loop}), fused
+    new_func = replace_stmts(func, {loops[0]: new_loop})
+    if not preserve_unit_iters:
+        new_func = drop_unit_iters(new_func, new_loop)
+    return new_func, fused
 
 
 def _nesting_chain(func, loop_vars) -> list:
