@@ -28,11 +28,13 @@ builds the kernels once more, on first use, to show their IR.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import pathlib
+import threading
 from collections import Counter
 
 from ..ir.structural import structural_hash
@@ -45,9 +47,26 @@ _SCHEDULE_LOOKUP_CONFIG = "relax.build.schedule_lookup"
 _stats: Counter = Counter()
 
 
+_off = threading.local()
+
+
 def enabled() -> bool:
-    """False when ``MLCBENCH_KERNEL_CACHE`` is 0, off, false or no."""
+    """False when ``MLCBENCH_KERNEL_CACHE`` is 0, off, false or no, or inside
+    :func:`disabled` (in this thread)."""
+    if getattr(_off, "depth", 0):
+        return False
     return os.environ.get(SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+@contextlib.contextmanager
+def disabled():
+    """Builds in this block neither read nor write the cache: tuning candidates are each
+    built once and would only crowd out the kernels of models."""
+    _off.depth = getattr(_off, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _off.depth -= 1
 
 
 def stats() -> dict:

@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
+from ..codegen import kernel_cache
 from ..ir.module import IRModule
 from ..target import Target
 from ..tir.build import build
@@ -96,8 +97,10 @@ def build_and_export(f_build, f_export, mod: IRModule, target: str) -> str:
 
 
 def default_build(mod: IRModule, target: Target):
-    """Compile ``mod`` exactly as ``mlcbench.build`` does."""
-    return build(mod, target)
+    """Compile ``mod`` exactly as ``mlcbench.build`` does, outside the kernel cache (each
+    candidate is built once; its entry would only evict the kernels of models)."""
+    with kernel_cache.disabled():
+        return build(mod, target)
 
 
 def default_export(module) -> str:

@@ -213,3 +213,20 @@ def test_any_damaged_entry_decodes_to_none(data):
         byte = data.draw(st.integers(0, 255).filter(lambda b: b != entry[index]))
         damaged = entry[:index] + bytes([byte]) + entry[index + 1:]
     assert kernel_store.decode_entry(damaged) is None
+
+
+def test_builds_inside_disabled_neither_read_nor_write_the_cache(cache_dir, compiles):
+    tvm.build(add_scaled(), target="llvm")                  # stored
+    with kernel_cache.disabled():
+        with kernel_cache.disabled():                        # nested blocks keep it off
+            run_add_scaled(tvm.build(add_scaled(), target="llvm"))
+        tvm.build(add_scaled(scale=5.0), target="llvm")
+    assert len(compiles) == 3 and len(entry_files(cache_dir)) == 1
+    assert kernel_cache.enabled()
+
+
+def test_tuning_candidates_are_built_outside_the_cache(cache_dir, compiles):
+    from mlcbench.meta_schedule.builder import default_build
+    from mlcbench.target import Target
+    run_add_scaled(default_build(tvm.IRModule({"add_scaled": add_scaled()}), Target("llvm")))
+    assert len(compiles) == 1 and entry_files(cache_dir) == []
