@@ -5,7 +5,6 @@ import io
 import matplotlib
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-from timing_cell import TIMING_CELL, TIMING_PROSE
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 -- after choosing the backend
@@ -76,8 +75,9 @@ cells = [
        "external function, `tmm16`, whose body we write in LLVM IR and link into the "
        "compiled module. Everything in this chapter runs on the CPU; the compiler does "
        "not know, and does not need to know, that the \"accelerator\" is software."),
-    CODE("import time\nimport numpy as np\nimport mlcbench as tvm\n"
-         "from mlcbench.script import tir as T, ir as I"),
+    CODE("import numpy as np\nimport mlcbench as tvm\n"
+         "from mlcbench.script import tir as T, ir as I\n"
+         "from mlcbench.runtime import timing"),
     MD("## The trend: from scalars to tensors\n\n"
        "A plain CPU core performs one floating-point operation per instruction. Vector "
        "extensions (SSE, AVX2, AVX-512 on x86; NEON and SVE on Arm) perform 4, 8 or 16 "
@@ -392,15 +392,19 @@ print("the tensorized program matches numpy")'''),
     MD("### How fast is the pretend accelerator?\n\n"
        "The timing below compares three programs on the same inputs: the scalar "
        "`MatmulModule` as written, the tensorized one, and numpy (which calls an "
-       "optimized BLAS library). " + TIMING_PROSE),
-    CODE(TIMING_CELL),
+       "optimized BLAS library). " + "The programs are timed with `mlcbench.runtime.timing`: they take turns for "
+       "several rounds, each after a short pause, and each keeps its best round; a "
+       "figure whose two best rounds differ by more than 20% is marked unsteady, and "
+       "every ratio reads \"x faster than numpy\" or \"x slower than numpy\"."),
     CODE('''lib_scalar = tvm.build(MatmulModule, target="llvm")
-best, unsteady = compare({
-    "numpy": lambda: a_np @ b_np.T,
-    "scalar TensorIR": lambda: lib_scalar["main"](a_nd, b_nd, c_nd),
-    "tensorized tmm16": lambda: lib_tmm["main"](a_nd, b_nd, c_nd),
+result = timing.compare({
+    "scalar TensorIR": timing.kernel(lib_scalar, "main", a_nd, b_nd, c_nd),
+    "tensorized tmm16": timing.kernel(lib_tmm, "main", a_nd, b_nd, c_nd),
+    "numpy": timing.call(lambda: a_np @ b_np.T),
 })
-report(best, unsteady)'''),
+print(result.describe("scalar TensorIR", "numpy"))
+print(result.describe("tensorized tmm16", "numpy"))
+print(result.describe("tensorized tmm16", "scalar TensorIR"))'''),
     MD("The tensorized program is several times faster than the scalar one, even though "
        "our `tmm16` is only a software loop over vector instructions and the program "
        "still copies every tile through the staging buffers. On a quiet machine numpy "

@@ -5,7 +5,6 @@ import io
 import matplotlib
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-from timing_cell import TIMING_CELL, TIMING_PROSE
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 -- after choosing the backend
@@ -77,8 +76,9 @@ cells = [
        "them to TensorIR and merge them with `FuseTIR`, and finally let the built-in "
        "passes `FuseOps` / `FuseTIR` do the same, watched with the `GraphView` widget "
        "and timed against the unfused model."),
-    CODE("import time\nimport numpy as np\nimport mlcbench as tvm\n"
+    CODE("import numpy as np\nimport mlcbench as tvm\n"
          "from mlcbench import relax, topi\nfrom mlcbench.ir.module import IRModule\n"
+         "from mlcbench.runtime import timing\n"
          "from mlcbench.script import ir as I, relax as R, tir as T\n"
          "from mlcbench.datasets import load_digits, load_mlp_params, mlp_forward"),
     MD("## Reading a Relax program\n\n"
@@ -432,8 +432,10 @@ view'''),
        "model (`LegalizeOps`, one kernel per operator, built with only the VM lowering "
        "so that `relax.build` does not fuse it behind our back), our hand-fused "
        "`MLPModelFinal`, the automatically fused model, and the numpy reference. "
-       + TIMING_PROSE),
-    CODE(TIMING_CELL),
+       "The programs are timed with `mlcbench.runtime.timing`: they take turns for "
+       "several rounds, each after a short pause, and each keeps its best round; a "
+       "figure whose two best rounds differ by more than 20% is marked unsteady, and "
+       "every ratio reads \"x faster than numpy\" or \"x slower than numpy\"."),
     CODE('''unfused = relax.transform.LegalizeOps()(MLPModel)
 programs = {
     "unfused (5 kernels)": relax.build(unfused, target="llvm", pipeline="vm_lowering"),
@@ -442,12 +444,12 @@ programs = {
 }
 x1_np = x_test[:1]
 x1 = tvm.nd.array(x1_np)
-candidates = {"numpy": lambda: mlp_forward(x1_np, mlp_params)}
-for name, executable in programs.items():
-    main = relax.VirtualMachine(executable, tvm.cpu())["main"]
-    candidates[name] = lambda main=main: main(x1)
-best, unsteady = compare(candidates)
-report(best, unsteady)'''),
+candidates = {name: timing.kernel(relax.VirtualMachine(executable, tvm.cpu()), "main", x1)
+              for name, executable in programs.items()}
+candidates["numpy"] = timing.call(lambda: mlp_forward(x1_np, mlp_params))
+result = timing.compare(candidates)
+for name in programs:
+    print(result.describe(name, "numpy"))'''),
     MD("Read the figures before any explanation: they depend on the machine and on "
        "what else it is doing. Fusion removes kernel calls and intermediate tensors, "
        "but a fused kernel is also a *different loop nest*, and the default CPU "
