@@ -58,12 +58,58 @@ class Expr(Node):
         from ..ir.module import show_text
         show_text(self.script())
 
+    @property
+    def shape_(self):
+        """The 2022 course's name for a tensor's shape: its ShapeExpr, None when unknown."""
+        sinfo = self.struct_info
+        return sinfo.shape if isinstance(sinfo, TensorStructInfo) else None
+
+    @property
+    def _checked_type_(self) -> StructInfo:
+        """The 2022 course's type: ``DynTensorType(ndim, dtype)`` of a tensor (its struct
+        info without the extents); other values give their struct info."""
+        sinfo = self.struct_info
+        if isinstance(sinfo, TensorStructInfo):
+            return TensorStructInfo(dtype=sinfo.dtype, ndim=sinfo.ndim)
+        return sinfo
+
 
 def struct_info_of(value) -> StructInfo:
     """Struct info of a Relax expression, a GlobalVar or an Op (Object when unknown)."""
     return value.struct_info if isinstance(value, Expr) else ObjectStructInfo()
 
 
+def _var_2022_struct_info(name: str, shape, type_annotation) -> StructInfo:
+    """``Var(name, shape, DynTensorType(ndim, dtype))``, the 2022 form, as struct info."""
+    if not isinstance(type_annotation, TensorStructInfo):
+        raise IRError(f"Var {name!r}: the three-argument form is Var(name, shape, "
+                      f"relax.DynTensorType(ndim, dtype)); its type was {type_annotation!r}")
+    if shape is None:
+        return type_annotation
+    if not isinstance(shape, (tuple, list, ShapeExpr)):
+        raise IRError(f"Var {name!r}: the shape of Var(name, shape, type) is a tuple of "
+                      f"extents or None, found {shape!r}")
+    try:
+        return TensorStructInfo(shape, type_annotation.dtype, type_annotation.ndim)
+    except IRError as err:
+        raise IRError(f"Var {name!r}: {err}") from None
+
+
+def _accept_2022_signature(cls):
+    """Let ``cls`` also be built as ``cls(name, shape, type)``, as the 2022 course does."""
+    generated = cls.__init__
+
+    def __init__(self, name_hint="v", struct_info=None, type_annotation=None, **kwargs):
+        if type_annotation is not None:
+            struct_info = _var_2022_struct_info(name_hint, struct_info, type_annotation)
+        generated(self, name_hint, struct_info, **kwargs)
+
+    __init__.__doc__ = generated.__doc__
+    cls.__init__ = __init__
+    return cls
+
+
+@_accept_2022_signature
 @node(binder=True)
 class Var(Expr):
     """A variable bound once (function parameter or binding); compared by identity."""
@@ -78,6 +124,7 @@ class Var(Expr):
                           f"R.Tensor((1, 784), 'float32'), found {self.struct_info!r}")
 
 
+@_accept_2022_signature
 @node(binder=True)
 class DataflowVar(Var):
     """A variable local to a dataflow block (not visible after ``R.output``)."""
