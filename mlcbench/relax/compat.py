@@ -27,10 +27,13 @@ def DynTensorType(ndim: int = -1, dtype: str = "float32") -> TensorStructInfo:  
 
 
 def _alias_op_names() -> None:
-    """``relax.op.linear`` (course chapter 6) is TVM's name for ``relax.op.nn.linear``."""
+    """``relax.op.linear`` (course chapter 6) is TVM's name for ``relax.op.nn.linear``;
+    chapter 9 writes ``relax.op.dense`` and ``relax.op.relu`` (the ops ``relax.nn.dense``
+    and ``relax.nn.relu``)."""
     from . import op
-    if not hasattr(op, "linear"):
-        op.linear = op.nn.linear
+    for name in ("linear", "dense", "relu"):
+        if not hasattr(op, name):
+            setattr(op, name, getattr(op.nn, name))
 
 
 _alias_op_names()

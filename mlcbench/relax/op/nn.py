@@ -286,6 +286,44 @@ def linear(data, weight, bias=None, out_dtype=None):
     return add(out, bias) if bias is not None else out
 
 
+def _dense_infer(call):
+    check_arity(call, 2)
+    data, weight = tensor_arg(call, 0, "data"), tensor_arg(call, 1, "weight")
+    if weight.ndim not in (-1, 2) or data.ndim in (0, 1):
+        raise IRError(f"relax.nn.dense: expects data (..., in_features) and a 2-D weight "
+                      f"(out_features, in_features), found {_describe_dims(data)} and "
+                      f"{_describe_dims(weight)}")
+    if data.dtype and weight.dtype and data.dtype != weight.dtype:
+        raise IRError(f"relax.nn.dense: data and weight have different dtypes, "
+                      f"{data.dtype} and {weight.dtype}")
+    dtype = call.attrs.out_dtype or data.dtype
+    if data.dims is None or weight.dims is None:
+        return TensorStructInfo(None, dtype, data.ndim)
+    k_data, k_weight = data.dims[-1], weight.dims[1]
+    if isinstance(k_data, IntImm) and isinstance(k_weight, IntImm) \
+            and k_data.value != k_weight.value:
+        raise IRError(f"relax.nn.dense: data {shape_text(data.dims)} has {k_data.value} input "
+                      f"features, weight {shape_text(weight.dims)} has {k_weight.value}")
+    return TensorStructInfo(data.dims[:-1] + (weight.dims[0],), dtype)
+
+
+def _describe_dims(sinfo: TensorStructInfo) -> str:
+    return shape_text(sinfo.dims) if sinfo.dims is not None else f"a {sinfo.ndim}-D tensor"
+
+
+# ``data @ weight.T`` in one reduction block (T_matmul_NT), as TVM's dense legalizes.
+register_op("relax.nn.dense", _dense_infer, "out_ewise_fusable",
+            lambda bb, call: bb.call_te(topi.nn.dense, call.args[0], call.args[1], None,
+                                        call.attrs.out_dtype, primfunc_name_hint="dense"))
+
+
+def dense(data, weight, out_dtype=None):
+    """``data @ weight.T`` with ``weight`` of shape (out_features, in_features): the dense
+    op of the 2022 MLC course (``relax.op.nn.dense``); today's spelling is ``linear``."""
+    return make_call("relax.nn.dense", (data, weight),
+                     {"out_dtype": str(out_dtype) if out_dtype else None})
+
+
 del _name, _func
 
 
