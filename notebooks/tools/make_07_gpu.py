@@ -66,11 +66,13 @@ MODEL = [
        "* **global memory**: gigabytes of DRAM, visible to every thread of every block, "
        "with a bandwidth that, although high, is the bottleneck of most kernels: "
        "a load costs hundreds of cycles;\n"
-       "* **shared memory**: tens of kilobytes on each SM, private to one block and "
-       "shared by all its threads, about as fast as a first-level cache. A block can "
-       "copy data it needs several times from global memory into shared memory once;\n"
-       "* **local memory / registers**: private to one thread, the fastest storage "
-       "there is. A thread that keeps a small tile of its result in registers "
+       "* **shared memory**: from tens to a couple of hundred kilobytes on each SM, "
+       "divided among the blocks running there; a block's part is shared by all its "
+       "threads and invisible to other blocks, about as fast as a first-level cache. "
+       "A block can copy data it needs several times from global memory into shared "
+       "memory once;\n"
+       "* **registers** (the scope `\"local\"` in TensorIR): private to one thread, the "
+       "fastest storage there is. A thread that keeps a small tile of its result in registers "
        "touches memory only to load operands and to write the tile back."),
     figure_cell(
         "On the left, a grid of 8 blocks of 128 threads covers a vector of 1024 elements: "
@@ -362,7 +364,8 @@ CPU_ANALOGUE = [
        "| per-thread tile in registers (`cache_write(..., \"local\")`) | the same: a "
        "`local` tile that LLVM keeps in vector registers |\n"
        "| shared memory, filled by explicit copies | the L1/L2 caches, filled by the "
-       "hardware (explicit copies become *packing*, see chapter 3) |\n\n"
+       "hardware; an explicit copy there is *packing*: `cache_read` into a `\"global\"` "
+       "buffer laid out so that a tile's values are adjacent |\n\n"
        "We apply the CPU version of local blocking to a 512 x 512 x 512 matmul: each "
        "parallel task owns a 4 x 16 tile of `C` in a `local` accumulator, walks the "
        "whole `k` loop with it (16 floats are one or two vector registers per row), and "
@@ -408,8 +411,8 @@ def cpu_blocking(sch, tile_y, tile_x):
 
 sch_cpu = cpu_blocking(tvm.tir.Schedule(Matmul512), 4, 16)
 sch_cpu.mod.show()'''),
-    MD("The outer loop `i_0_j_0_fused` is the CPU's grid: 128 x 32 tiles handed out to "
-       "the cores. Inside, the structure is that of one GPU thread: zero the tile, "
+    MD("The outer loop `i_0_j_0_fused` is the CPU's grid: 128 x 32 = 4096 tiles "
+       "handed out to the cores. Inside, the structure is that of one GPU thread: zero the tile, "
        "accumulate over `k`, write back. We build three versions, check each against "
        "numpy, and time them.\n\n"
        "The timings use `mlcbench.runtime.timing`: the programs take turns for several "
@@ -440,8 +443,8 @@ for name in programs:
     print(result.describe(name, "numpy"))'''),
     MD("Read the figures before the explanation; they vary with the machine and with "
        "what else it is doing. The naive loop nest is far behind: its inner loop walks "
-       "`k`, so it reads `B` down a column, one cache line per value, and its sum "
-       "goes through memory at every step. The local tile alone changes the picture: "
+       "`k`, so it reads `B` down a column, one cache line per value, one scalar "
+       "multiply-add at a time. The local tile alone changes the picture: "
        "the inner loops are now a fixed 4 x 16 block that LLVM turns into vector "
        "multiply-adds by itself, every loaded value of `B` is used 4 times and every "
        "value of `A` 16 times: the register blocking of the GPU threads, on one core. "
