@@ -12,5 +12,6 @@ from ..expr import Function
 from . import namespace, parser, printer
 
 register_printer(printer.script)
-register_function_printer(Function, printer.module_function_printer, printer.RELAX_IMPORT)
+register_function_printer(Function, printer.module_function_printer, printer.RELAX_IMPORT,
+                          takes_module_name=True)
 register_function_parser(namespace.function, parser.parse_relax_function)

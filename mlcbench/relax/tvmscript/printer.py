@@ -49,11 +49,13 @@ def py_value(value) -> str:
 
 
 class RelaxPrinter:
-    def __init__(self, indent: int = 4, in_module: bool = False):
+    def __init__(self, indent: int = 4, in_module: bool = False, module_name: str = "Module"):
         self.indent = indent
         self.in_module = in_module
+        self.module_name = module_name
+        self.uses_module = False     # a GlobalVar was printed as ``cls.f``
         self.names: dict[int, str] = {}
-        self.used: set = set(_RESERVED)
+        self.used: set = set(_RESERVED) | {module_name}
         self.keep_alive: list = []
         self.constants: list = []
 
@@ -117,6 +119,7 @@ class RelaxPrinter:
         if isinstance(e, rx.Var):
             return self.name(e)
         if isinstance(e, GlobalVar):
+            self.uses_module = self.uses_module or self.in_module
             return f"cls.{e.name_hint}" if self.in_module else e.name_hint
         if isinstance(e, rx.Call):
             return self.call(e)
@@ -244,10 +247,13 @@ class RelaxPrinter:
             lines.append(f"{inner}R.func_attr({py_value(attrs)})")
         body = func.body
         blocks, result = (body.blocks, body.body) if isinstance(body, rx.SeqExpr) else ((), body)
-        for block in blocks:
-            lines += self.block_lines(block, depth + 1)
-        lines.append(f"{inner}return {self.expr(result)}")
-        return "\n".join(lines)
+        self.uses_module = False
+        body_lines = [line for block in blocks for line in self.block_lines(block, depth + 1)]
+        body_lines.append(f"{inner}return {self.expr(result)}")
+        if self.uses_module:
+            # as TVM prints it: the functions of the module being defined are ``cls.f``
+            lines.append(f"{inner}cls = {self.module_name}")
+        return "\n".join(lines + body_lines)
 
 
 def _with_header(text: str) -> str:
@@ -261,9 +267,10 @@ def format_function(func, name: str | None = None, indent: int = 4) -> str:
     return _with_header(RelaxPrinter(indent).function(func, name))
 
 
-def module_function_printer(func, name, depth, indent) -> str:
+def module_function_printer(func, name, depth, indent, module_name: str = "Module") -> str:
     """The hook ``register_function_printer`` calls for Relax functions in a module."""
-    return RelaxPrinter(indent, in_module=True).function(func, name, depth)
+    return RelaxPrinter(indent, in_module=True, module_name=module_name).function(func, name,
+                                                                                  depth)
 
 
 def script(obj, name: str | None = None, indent_spaces: int = 4, **options) -> str | None:

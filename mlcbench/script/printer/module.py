@@ -26,16 +26,22 @@ from .function import IR_IMPORT, TIR_IMPORT, format_prim_func
 
 # function type -> (printer(func, name, depth, indent) -> str, import comment line)
 _FUNCTION_PRINTERS: dict[type, tuple[Callable, str]] = {}
+# printers that also take ``module_name=`` (the class name, for ``cls = Module``)
+_TAKES_MODULE_NAME: set = set()
 
 
-def register_function_printer(func_type: type, printer: Callable, import_line: str) -> None:
+def register_function_printer(func_type: type, printer: Callable, import_line: str,
+                              takes_module_name: bool = False) -> None:
     """Let ``IRModule`` printing place functions of ``func_type`` in the class body.
 
     ``printer(func, name, depth, indent)`` returns the function's text (decorator
     included) indented by ``depth`` levels; ``import_line`` is the header comment it
-    needs, e.g. ``"# from mlcbench.script import relax as R"``.
+    needs, e.g. ``"# from mlcbench.script import relax as R"``. With
+    ``takes_module_name`` it is also given ``module_name=`` (the class being printed),
+    as a function that calls its module's functions binds ``cls = Module``.
     """
     _FUNCTION_PRINTERS[func_type] = (printer, import_line)
+    (_TAKES_MODULE_NAME.add if takes_module_name else _TAKES_MODULE_NAME.discard)(printer)
 
 
 def _prim_func_printer(func, name, depth, indent):
@@ -64,7 +70,8 @@ def format_ir_module(mod, name: str = "Module", indent: int = 4) -> str:
     for gv, func in sorted(mod.items(), key=lambda kv: kv[0].name_hint):
         printer, import_line = function_printer(func)
         imports.add(import_line)
-        parts.append(printer(func, gv.name_hint, 1, indent))
+        extra = {"module_name": name} if printer in _TAKES_MODULE_NAME else {}
+        parts.append(printer(func, gv.name_hint, 1, indent, **extra))
     pad = " " * indent
     lines = [f"{pad}I.module_attrs({_attrs_text(mod.attrs)})"] if mod.attrs else []
     body = "\n\n".join(parts) if parts else ("" if lines else f"{pad}pass")
