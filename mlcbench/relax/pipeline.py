@@ -4,8 +4,8 @@
 ``PassContext`` and instruments see every pass inside it:
 
 =================  ==========================================================
-``"zero"``         graph level: FoldConstant, LegalizeOps, AnnotateTIROpPattern, FuseOps,
-                   FuseTIR
+``"zero"``         graph level: FoldConstant, FoldBatchnormToConv2D, LegalizeOps,
+                   AnnotateTIROpPattern, FuseOps, FuseTIR
 ``"vm_lowering"``  towards the VM: ToNonDataflow, CallTIRRewrite, StaticPlanBlockMemory
 ``"default"``      ``zero`` then ``vm_lowering`` (what ``relax.build`` runs by default;
                    also ``"default_build"`` and :func:`default_build_pipeline`)
@@ -25,12 +25,16 @@ def zero_pipeline() -> Sequential:
     build time; the high-level ops left become PrimFuncs, and chains of them are fused
     into one kernel. Without the folding, the 784-128-10 MLP from ``from_fx``
     transposes both weights on every call: 110 us per call at batch 1 against 44 us
-    folded (``benchmarks/fold_weights.py``)."""
+    folded (``benchmarks/fold_weights.py``). A batch norm after a convolution with
+    constant weights is folded into the convolution's weight and bias (after FoldConstant,
+    which makes constants of the bias reshapes and of weights computed from weights)."""
     from .transform.annotate_tir_op_pattern import AnnotateTIROpPattern
+    from .transform.fold_batchnorm_to_conv2d import FoldBatchnormToConv2D
     from .transform.fold_constant import FoldConstant
     from .transform.fuse_ops import FuseOps
     from .transform.legalize_ops import LegalizeOps
-    passes = [FoldConstant(), LegalizeOps(), AnnotateTIROpPattern(), FuseOps()]
+    passes = [FoldConstant(), FoldBatchnormToConv2D(), LegalizeOps(), AnnotateTIROpPattern(),
+              FuseOps()]
     try:
         from .transform.fuse_tir import FuseTIR
     except ModuleNotFoundError:

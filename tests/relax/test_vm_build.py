@@ -60,7 +60,8 @@ def test_pipelines_by_name():
     assert [p.info.name for p in relax.get_pipeline("vm_lowering").passes] == [
         "ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory"]
     default = [p.info.name for p in relax.get_pipeline("default").passes]
-    assert default[:2] == ["FoldConstant", "LegalizeOps"] and default[-3:] == [
+    assert default[:3] == ["FoldConstant", "FoldBatchnormToConv2D", "LegalizeOps"] \
+        and default[-3:] == [
         "ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory"]
     with pytest.raises(MLCBenchError, match="no pipeline named 'fast'"):
         relax.get_pipeline("fast")

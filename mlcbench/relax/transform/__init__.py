@@ -15,6 +15,7 @@ from .fusion_report import FusionEdge, FusionReport, fusion_report
 from .normalize import Normalize
 from .bind_params import BindParams
 from .fold_constant import FoldConstant
+from .fold_batchnorm_to_conv2d import FoldBatchnormToConv2D
 from .dead_code_elimination import DeadCodeElimination
 from .canonicalize_bindings import CanonicalizeBindings
 from .combine_parallel_matmul import CombineParallelMatmul
