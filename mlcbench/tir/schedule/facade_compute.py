@@ -14,19 +14,25 @@ class ComputeLocationMixin:
 
     def compute_at(self, block, loop: LoopRV, preserve_unit_loops: bool = False,
                    index: int = -1) -> None:
-        """Compute producer ``block`` inside ``loop``, just the region its consumers use."""
+        """Compute producer ``block`` inside ``loop``, just the region its consumers use.
+
+        ``index`` places it among the statements in ``loop``, as in TVM: -1 (default)
+        the last position it may take (before its first consumer there), -2 the first
+        (after the last statement writing what it reads), n >= 0 position n."""
         block, func_name, name, var = self._block_and_loop(block, loop, "compute_at")
         new_func = compute_location.compute_at(self._mod[func_name], name, var,
-                                               preserve_unit_loops)
+                                               preserve_unit_loops, index)
         self._commit(func_name, new_func, "compute_at", inputs=(("block", block), ("loop", loop)),
                      attrs=(("preserve_unit_loops", preserve_unit_loops), ("index", index)))
 
     def reverse_compute_at(self, block, loop: LoopRV, preserve_unit_loops: bool = False,
                            index: int = -1) -> None:
-        """Compute consumer ``block`` inside ``loop``, right after what it reads is made."""
+        """Compute consumer ``block`` inside ``loop``, right after what it reads is made.
+        ``index`` places it as in ``compute_at``: -1 (default) the last position it may
+        take, -2 the first (right after the last producer there), n >= 0 position n."""
         block, func_name, name, var = self._block_and_loop(block, loop, "reverse_compute_at")
         new_func = compute_location.reverse_compute_at(self._mod[func_name], name, var,
-                                                       preserve_unit_loops)
+                                                       preserve_unit_loops, index)
         self._commit(func_name, new_func, "reverse_compute_at",
                      inputs=(("block", block), ("loop", loop)),
                      attrs=(("preserve_unit_loops", preserve_unit_loops), ("index", index)))

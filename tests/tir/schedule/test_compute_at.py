@@ -1,6 +1,8 @@
+import pytest
+
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from schedule_testing import check_after, check_numeric, check_refused
+from schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
 
 
 @T.prim_func
@@ -100,3 +102,52 @@ def test_compute_at_refuses_an_init_under_a_loop_its_reduction_spans():
     check_refused(sch, lambda s: s.compute_at(init, jk),
                   r"block 'C_update' accumulates into what block 'C_init' writes, and its "
                   r"reduce over 'vk' spans loop 'j_k_fused'")
+
+
+@T.prim_func
+def two_producers(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    B1 = T.alloc_buffer((16, 8))
+    B2 = T.alloc_buffer((16, 8))
+    for i, j in T.grid(16, 8):
+        with T.block("B1"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B1[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 8):
+        with T.block("B2"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B2[vi, vj] = A[vi, vj] * T.float32(3)
+    for i, j in T.grid(16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B1[vi, vj] + B2[vi, vj]
+
+
+def _blocks_under(sch, loop) -> list:
+    from mlcbench.tir.schedule.ir_utils import block_realizes_under
+    return [r.block.name_hint for r in block_realizes_under(sch.get(loop).body)]
+
+
+@pytest.mark.parametrize("index, order", [(-1, ["B2", "B1", "C"]), (-2, ["B1", "B2", "C"]),
+                                          (0, ["B1", "B2", "C"]), (1, ["B2", "B1", "C"])])
+def test_compute_at_index_picks_the_position_among_the_loop_body(index, order):
+    sch = Schedule(two_producers)
+    i, _ = sch.get_loops("C")
+    sch.compute_at("B2", i)
+    sch.compute_at("B1", i, index=index)
+    assert _blocks_under(sch, i) == order
+    check_numeric(sch.mod["main"], lambda a, c: a * 5)
+    check_trace_roundtrip(two_producers, sch)
+
+
+@pytest.mark.parametrize("index, match", [
+    (2, r"argument 'index': 2 is not a position where block 'B1' may go under loop 'i'; it "
+        r"may go at positions 0 to 1 of the 2 statements there \(-2 for 0, -1 for 1\)"),
+    (-3, r"argument 'index': -3 is not a position"),
+    ("last", r"argument 'index': expected an int \(-1, -2 or a position\), found str 'last'"),
+])
+def test_compute_at_refuses_an_index_where_the_block_cannot_go(index, match):
+    sch = Schedule(two_producers)
+    i, _ = sch.get_loops("C")
+    sch.compute_at("B2", i)
+    block = sch.get_block("B1")
+    check_refused(sch, lambda s: s.compute_at(block, i, index=index), match)

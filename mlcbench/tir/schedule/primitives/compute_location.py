@@ -158,7 +158,8 @@ def _new_nest(block_realize, ranges, preserve_unit_loops, analyzer):
     return stmt
 
 
-def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: bool):
+def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: bool,
+          index: int = -1):
     hit = find_block(func, block_name, primitive)
     loop_hit = find_loop(func, loop_var, primitive)
     if any(p is loop_hit.node for p in hit.parents):
@@ -201,8 +202,45 @@ def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: b
     if reverse:
         _check_no_repeated_reduction(func, primitive, loop_hit, nest, block_name)
     loop = loop_hit.node
-    body = seq(loop.body, nest) if reverse else seq(nest, loop.body)
+    items = as_seq_list(loop.body)
+    at = _insertion_point(func, primitive, items, block, index, loop_var)
+    body = seq(*items[:at], nest, *items[at:])
     return replace_stmts(func, {nest_top: None, loop: loop.replace(body=body)})
+
+
+def _statements_touching(items, role: str, buffers: set) -> list:
+    """Positions of the statements in ``items`` holding a block whose ``role`` regions
+    ("reads" or "writes") use one of ``buffers``."""
+    return [n for n, stmt in enumerate(items) if any(
+        {id(r.buffer) for r in getattr(realize.block, role)} & buffers
+        for realize in block_realizes_under(stmt))]
+
+
+def _insertion_point(func, primitive, items, block, index, loop_var) -> int:
+    """Where the moved nest goes among the statements ``items`` of the loop body, as in
+    TVM: after every statement writing what the block reads, before every one reading
+    what it writes. ``index`` -1 takes the last such position, -2 the first, n >= 0
+    position n if it is one of them."""
+    producers = _statements_touching(items, "writes", {id(r.buffer) for r in block.reads})
+    consumers = _statements_touching(items, "reads", {id(r.buffer) for r in block.writes})
+    first = producers[-1] + 1 if producers else 0
+    last = consumers[0] if consumers else len(items)
+    name = block.name_hint
+    if first > last:
+        fail(primitive, f"under loop {loop_var.name!r}, statement {last} reads what block "
+             f"{name!r} writes before statement {producers[-1]} writes what it reads: no "
+             "position fits it", func, loops=[loop_var], blocks=[name])
+    if isinstance(index, bool) or not isinstance(index, int):
+        fail(primitive, f"argument 'index': expected an int (-1, -2 or a position), found "
+             f"{type(index).__name__} {index!r}", func, loops=[loop_var], blocks=[name])
+    if index in (-1, -2):
+        return last if index == -1 else first
+    if not first <= index <= last:
+        fail(primitive, f"argument 'index': {index} is not a position where block {name!r} "
+             f"may go under loop {loop_var.name!r}; it may go at positions {first} to {last} "
+             f"of the {len(items)} statements there (-2 for {first}, -1 for {last})", func,
+             loops=[loop_var], blocks=[name])
+    return index
 
 
 def _nest_blocks(nest) -> list:
@@ -319,13 +357,16 @@ def _check_between(func, primitive, items, nest_at, loop_at, block):
 
 
 def compute_at(func: PrimFunc, block_name: str, loop_var: Var,
-               preserve_unit_loops: bool = False) -> PrimFunc:
-    """Move producer ``block_name`` to the start of ``loop_var``'s body."""
-    return _move(func, "compute_at", block_name, loop_var, preserve_unit_loops, reverse=False)
+               preserve_unit_loops: bool = False, index: int = -1) -> PrimFunc:
+    """Move producer ``block_name`` into ``loop_var``'s body: by default (``index=-1``)
+    right before the first statement there that reads what it writes."""
+    return _move(func, "compute_at", block_name, loop_var, preserve_unit_loops,
+                 reverse=False, index=index)
 
 
 def reverse_compute_at(func: PrimFunc, block_name: str, loop_var: Var,
-                       preserve_unit_loops: bool = False) -> PrimFunc:
-    """Move consumer ``block_name`` to the end of ``loop_var``'s body."""
+                       preserve_unit_loops: bool = False, index: int = -1) -> PrimFunc:
+    """Move consumer ``block_name`` into ``loop_var``'s body: by default (``index=-1``)
+    at its end, or before a statement there that reads what it writes."""
     return _move(func, "reverse_compute_at", block_name, loop_var, preserve_unit_loops,
-                 reverse=True)
+                 reverse=True, index=index)
