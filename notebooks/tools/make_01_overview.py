@@ -57,7 +57,7 @@ cells = [
        "operators and the tensors flowing between them; it decides *which* computations "
        "happen and how they are grouped. The **tensor IR** knows loops and memory; it "
        "decides *how* one group of computations runs on the machine."),
-    CODE("import time\nimport numpy as np\nimport mlcbench as tvm\n"
+    CODE("import numpy as np\nimport mlcbench as tvm\n"
          "from mlcbench import relax, datasets\n"
          "from mlcbench.relax.frontend import nn\n"
          "from IPython.display import HTML, display"),
@@ -133,8 +133,8 @@ display(HTML(view.render("before")))'''),
        "transposes each weight matrix, because `Linear` stores its weight as (out, in) "
        "and the matmul wants (in, out). They depend only on the weights, so when the "
        "weights are bound into the module as constants, constant folding computes them "
-       "once at compile time and they disappear; chapter 4 does that with "
-       "`BindParams`.\n\n"
+       "once at compile time and they disappear (`relax.transform.BindParams` "
+       "binds weights to a module, `FoldConstant` does the computing).\n\n"
        "Here is the first fused kernel. This is TensorIR, the tensor-program level: "
        "buffers with fixed shapes, loops with fixed extents, and *blocks* (`T.block`) "
        "that name one unit of computation and declare which elements it reads and "
@@ -210,32 +210,23 @@ np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-4)
 print("compiled accuracy:", (logits.argmax(1) == y_test).mean())'''),
     MD("The compiled model agrees with numpy to four decimal places (float sums come "
        "out in a different order, so they are not bit-identical). How fast is it? On a "
-       "shared machine a single measurement can be off by a large factor, so we time "
-       "both sides several times, *interleaved* (compiled, numpy, compiled, numpy ...), "
-       "and keep the best of each: the best run is the one least disturbed by other "
-       "work. If the runs of one side disagree a lot, the cell says so. The ratio is "
-       "always written as \"x faster than numpy\" (below 1 means slower)."),
-    CODE('''def best_of(functions, repeats=7, number=20, spread_warning=2.0):
-    """Best seconds per call of each function, timed interleaved, with a flag when the
-    repeats of one function differ by more than `spread_warning` times."""
-    times = {name: [] for name in functions}
-    for _ in range(repeats):
-        for name, fn in functions.items():
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            times[name].append((time.perf_counter() - start) / number)
-    for name, ts in times.items():
-        if max(ts) > spread_warning * min(ts):
-            print(f"note: {name} varied {max(ts) / min(ts):.1f}x between repeats (a busy machine)")
-    return {name: min(ts) for name, ts in times.items()}
+       "shared machine a single measurement can be off by a large factor, so "
+       "`mlcbench.runtime.timing.compare` times both sides in several rounds, "
+       "*interleaved* (compiled, numpy, compiled, numpy ...) with a short pause before "
+       "each so that the previous contender's worker threads go to sleep, and keeps "
+       "the best round of each: the best round is the one least disturbed by other "
+       "work. When the two best rounds of a side differ by more than 20%, the figure is "
+       "marked unsteady. The ratio always reads \"x faster than numpy\" or \"x slower "
+       "than numpy\"."),
+    CODE('''from mlcbench.runtime import timing
 
 x_nd = tvm.nd.array(x_test)
 w_nd = [tvm.nd.array(w) for w in weights]
-best = best_of({"mlcbench": lambda: vm["forward"](x_nd, *w_nd),
-                "numpy": lambda: datasets.mlp_forward(x_test, params)})
-print(f"mlcbench {best['mlcbench'] * 1e3:.3f} ms, numpy {best['numpy'] * 1e3:.3f} ms: "
-      f"{best['numpy'] / best['mlcbench']:.2f}x faster than numpy")'''),
+result = timing.compare({
+    "mlcbench": timing.kernel(vm, "forward", x_nd, *w_nd),
+    "numpy": timing.call(lambda: datasets.mlp_forward(x_test, params)),
+})
+print(result.describe("mlcbench", "numpy"))'''),
     MD("Numpy is not a weak opponent here: its matrix multiply calls an optimized BLAS "
        "library, hand-tuned by experts for this class of processor. What the compiler "
        "brings is not a better matmul than BLAS but the ability to generate decent code "

@@ -74,7 +74,8 @@ import mlcbench as tvm
 from mlcbench import relax, te, topi
 from mlcbench.script import ir as I, relax as R, tir as T'''),
     CODE("import time\nimport torch\nimport torch.fx as fx\n"
-         "from IPython.display import HTML, display"),
+         "from IPython.display import HTML, display\n"
+         "from mlcbench.runtime import timing"),
     MD("## Tensor expressions, once more\n\n"
        "Chapter 2 introduced tensor expressions (TE): a compact way to say what each "
        "output element is, as a function of its indices. `te.compute((n, m), lambda i, "
@@ -291,27 +292,12 @@ batch = 64
 mlp_mod = torch_from_fx(fx.symbolic_trace(mlp), [((batch, 784), "float32")])
 mlp_mod.show()'''),
     MD("Now build it and compare with PyTorch, in answers and in time. The timing "
-       "follows the rule of this course: several repeats of each, *interleaved* "
-       "(mlcbench, PyTorch, mlcbench, PyTorch ...) so a burst of load on the machine "
-       "hits both, keeping the best of each, and saying so when the repeats of one "
-       "side disagree by more than 2x. Ratios read \"x faster than PyTorch\"; below 1 "
-       "means slower. PyTorch's `Linear` calls a tuned BLAS library, so this is a "
+       "follows the rule of this course (`mlcbench.runtime.timing.compare`): several "
+       "rounds, *interleaved* (mlcbench, PyTorch, mlcbench, PyTorch ...) so a burst of "
+       "load on the machine hits both, the best round of each, and a mark when the two "
+       "best rounds of a side differ by more than 20%. Ratios read \"x faster than "
+       "PyTorch\" or \"x slower than PyTorch\". PyTorch's `Linear` calls a tuned BLAS library, so this is a "
        "strong reference."),
-    SETUP('''def best_of(functions, repeats=7, number=10, spread_warning=2.0):
-    """Best seconds per call of each function, timed interleaved; prints a note when
-    the repeats of one function differ by more than `spread_warning` times."""
-    import time
-    times = {name: [] for name in functions}
-    for _ in range(repeats):
-        for name, fn in functions.items():
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            times[name].append((time.perf_counter() - start) / number)
-    for name, ts in times.items():
-        if max(ts) > spread_warning * min(ts):
-            print(f"note: {name} varied {max(ts) / min(ts):.1f}x between repeats (a busy machine)")
-    return {name: min(ts) for name, ts in times.items()}'''),
     CODE('''mlp_vm = relax.VirtualMachine(relax.build(mlp_mod, target="llvm"), tvm.cpu())
 images = np.random.rand(batch, 784).astype("float32")
 images_nd, images_torch = tvm.nd.array(images), torch.from_numpy(images)
@@ -319,10 +305,9 @@ tvm_out = mlp_vm["main"](images_nd).numpy()
 with torch.no_grad():
     torch_out = mlp(images_torch).numpy()
     np.testing.assert_allclose(tvm_out, torch_out, rtol=1e-4, atol=1e-4)
-    best = best_of({"mlcbench": lambda: mlp_vm["main"](images_nd),
-                    "PyTorch": lambda: mlp(images_torch)})
-print(f"mlcbench {best['mlcbench'] * 1e3:.3f} ms, PyTorch {best['PyTorch'] * 1e3:.3f} ms "
-      f"(batch {batch}): {best['PyTorch'] / best['mlcbench']:.2f}x faster than PyTorch")'''),
+    result = timing.compare({"mlcbench": timing.kernel(mlp_vm, "main", images_nd),
+                             "PyTorch": timing.call(lambda: mlp(images_torch))})
+print(f"batch {batch}:", result.describe("mlcbench", "PyTorch"))'''),
     MD("## Writing the model in mlcbench: `relax.frontend.nn`\n\n"
        "A third way skips the framework altogether: `relax.frontend.nn` offers "
        "PyTorch-like building blocks whose `forward` emits Relax directly (chapter 4 "
@@ -402,12 +387,11 @@ data_nd = tvm.nd.array(data)
 tvm_out = fire2_vm["main"](data_nd).numpy()
 np.testing.assert_allclose(tvm_out, ort_out, rtol=1e-4, atol=1e-4)
 print("output", tvm_out.shape, "matches onnxruntime")
-best = best_of({"mlcbench": lambda: fire2_vm["main"](data_nd),
-                "onnxruntime": lambda: session.run(None, {"data_0": data})}, repeats=5, number=3)
-print(f"mlcbench {best['mlcbench'] * 1e3:.2f} ms, onnxruntime {best['onnxruntime'] * 1e3:.2f} ms: "
-      f"{best['onnxruntime'] / best['mlcbench']:.2f}x faster than onnxruntime")'''),
+result = timing.compare({"mlcbench": timing.kernel(fire2_vm, "main", data_nd),
+                         "onnxruntime": timing.call(lambda: session.run(None, {"data_0": data}))})
+print(result.describe("mlcbench", "onnxruntime"))'''),
     MD("These kernels use only the default schedules; onnxruntime brings hand-written "
-       "convolution kernels. Chapter 5's `tune_relax` searches schedules for every "
+       "convolution kernels. MetaSchedule's `tune_relax` (the tuner of chapter 5) searches schedules for every "
        "kernel of such a model, and chapter 10 compiles and tunes ONNX files from the "
        "command line.\n\n"
        "## What we saw\n\n"

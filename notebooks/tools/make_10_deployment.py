@@ -146,6 +146,22 @@ print("fresh process:", fresh_output)'''),
         raise RuntimeError(f"exit status {done.returncode}: {done.stderr.strip()[-1500:]}")
 
 mlcbench_cli("compile", "model.onnx", "-o", "model.tar")'''),
+    MD("### Choosing the target\n\n"
+       "`--target` says which machine the code is for; the default, `llvm`, means the "
+       "processor running the compiler, with every instruction set extension it has. "
+       "That is right when you compile where you deploy, and wrong when you do not: a "
+       "package compiled on a workstation with AVX-512 uses 512-bit vector instructions "
+       "that a laptop without them cannot execute. Name the deployment processor "
+       "instead, e.g. `--target \"llvm -mcpu=haswell\"` for AVX2 machines or "
+       "`-mcpu=znver4` for recent AMD servers, and the code generator uses only what "
+       "that processor has. The target is recorded in `mod.json`, so a package says "
+       "what it was built for. The same holds for tuning: schedules measured on one "
+       "processor are the best for that processor, and only a guess for another.\n\n"
+       "Compiling for a different *architecture* (an ARM board, say) is "
+       "cross-compilation: the target names the architecture (`-mtriple=...`) and a "
+       "linker for that architecture produces the library (`export_library(path, "
+       "cc=...)` takes one, as in TVM). This chapter stays on the machine it runs on; "
+       "what gets written has the same structure either way."),
     MD("### What is in a package\n\n"
        "`model.tar` is an ordinary (uncompressed) tar archive of three members, the "
        "triple `graph, lib, params` of older TVM tutorials:\n\n"
