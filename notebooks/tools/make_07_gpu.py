@@ -275,8 +275,8 @@ MATMUL_SHARED = [
        "Local blocking made each thread reuse its own loads, but the 64 threads of a "
        "block still load overlapping data: the 8 threads of one row of the block all "
        "load the same rows of `A`, and the 8 threads of one column the same columns of "
-       "`B`. The block as a whole computes a 64 x 64 tile of `C`, so for each step of "
-       "`k` it needs a 64 x 8 piece of `A` and an 8 x 64 piece of `B`: 1024 values for "
+       "`B`. The block as a whole computes a 64 x 64 tile of `C`, so for each step of 8 "
+       "along `k` it needs a 64 x 8 piece of `A` and an 8 x 64 piece of `B`: 1024 values for "
        "64 x 64 x 8 = 32768 multiply-adds. Staged in shared memory, they are loaded from "
        "global memory once per block."),
     figure_cell(
