@@ -6,7 +6,8 @@ Run: ``python benchmarks/models.py [--models squeezenet resnet50] [--rounds 3]
 [--compile-only]``.
 
 Per model: import seconds; ``relax.build`` seconds cold (an empty kernel cache) and from
-the kernel cache (a second process, same cache directory), each in a process of its own,
+the cache (a second process, same cache directory: the model cache's entry, see
+``mlcbench.relax.model_cache``), each in a process of its own,
 and the peak resident memory of the cold one (its ``ru_maxrss``: Python, the model and
 the build); then, unless ``--compile-only``, our latency at batch 1 and onnxruntime's
 (best mean of ``--rounds`` interleaved rounds, see ``timing.py``), their ratio (ours /
@@ -44,15 +45,16 @@ MODELS = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "vgg19", "ince
 def measure_build(name: str) -> dict:
     """In this process: import ``name``, time ``relax.build``, report the peak memory."""
     from mlcbench.codegen import kernel_cache
+    from mlcbench.relax import model_cache
     model = light_model_case(name)[0]
     start = time.perf_counter()
     mod = from_onnx(model)
-    imported = time.perf_counter()
+    imported, cpu = time.perf_counter(), time.process_time()
     relax.build(mod, "llvm")
-    built = time.perf_counter()
+    built, cpu = time.perf_counter(), time.process_time() - cpu
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # kilobytes on Linux
-    return {"import": imported - start, "build": built - imported, "peak_mb": peak_kb / 1024,
-            "cache_hits": kernel_cache.stats()["hits"]}
+    return {"import": imported - start, "build": built - imported, "build_cpu": cpu, "peak_mb": peak_kb / 1024,
+            "cache_hits": kernel_cache.stats()["hits"] + model_cache.stats()["hits"]}
 
 
 def build_in_child(name: str, cache_dir: str) -> dict:
@@ -93,6 +95,7 @@ def measure(name: str, rounds: int, compile_only: bool) -> dict:
             print(f"  ({name}: the second build found nothing in the cache; was the source "
                   "edited meanwhile?)", file=sys.stderr)
         result = {"import": cold["import"], "cold": cold["build"], "cached": cached["build"],
+                  "cold_cpu": cold["build_cpu"], "cached_cpu": cached["build_cpu"],
                   "peak_mb": cold["peak_mb"]}
         if not compile_only:
             os.environ["MLCBENCH_CACHE_DIR"] = cache_dir
@@ -102,7 +105,7 @@ def measure(name: str, rounds: int, compile_only: bool) -> dict:
 
 def print_row(name: str, r: dict) -> None:
     row = (f"{name:<14}{r['import']:>9.1f}{r['cold']:>9.1f}{r['cached']:>9.2f}"
-           f"{r['peak_mb']:>9.0f}")
+           f"{r['cold_cpu']:>9.1f}{r['cached_cpu']:>9.2f}{r['peak_mb']:>9.0f}")
     if "ours_ms" in r:
         row += (f"{r['ours_ms']:>10.1f}{r['ort_ms']:>9.2f}{r['ours_ms'] / r['ort_ms']:>8.1f}"
                 f"{r['err_stored']:>12.1e}{r['err_ort']:>10.1e}")
@@ -124,14 +127,17 @@ def main() -> None:
     host = Target("llvm")
     print(f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits, "
           f"{os.cpu_count()} cores")
-    header = f"{'model':<14}{'import s':>9}{'cold s':>9}{'cached s':>9}{'peak MB':>9}"
+    header = (f"{'model':<14}{'import s':>9}{'cold s':>9}{'cached s':>9}{'cold cpu':>9}"
+              f"{'cch cpu':>9}{'peak MB':>9}")
     if not args.compile_only:
         header += f"{'ours ms':>10}{'ort ms':>9}{'ratio':>8}{'err stored':>12}{'err ort':>10}"
     print(header)
     for name in args.models:
         print_row(name, measure(name, args.rounds, args.compile_only))
     print("cold s / cached s = relax.build with an empty kernel cache / in a second process "
-          "with the first one's cache; peak MB = the cold process's maximum resident memory")
+          "with the first one's cache, in wall seconds; cold cpu / cch cpu = the same builds' "
+          "CPU seconds (steadier on a busy machine); peak MB = the cold process's maximum "
+          "resident memory")
     if not args.compile_only:
         print("ratio = mlcbench latency / onnxruntime latency in the same run (untuned, "
               "default schedules; above 1: slower)")

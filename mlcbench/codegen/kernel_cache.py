@@ -114,7 +114,7 @@ def cached_build(fingerprints: list, target, stage: str, build, label: str = "ke
         return build()
     key, material = keyed
     entry = kernel_store.load(key)
-    module = _module_from_entry(entry, material, build) if entry is not None else None
+    module = module_from_entry(entry, material, build) if entry is not None else None
     if module is not None:
         _stats["hits"] += 1
         return module
@@ -173,19 +173,25 @@ def _pass_context_material() -> dict | None:
 
 
 def _store(key: str, material: dict, module, label: str) -> bool:
-    from ..runtime.metadata import encode_metadata
     artifact = module._artifact
     if artifact is None or getattr(artifact, "from_cache", False):
         return False
+    return kernel_store.store(key, entry_meta(material, module, label), artifact.emit_object())
+
+
+def entry_meta(material: dict, module, label: str) -> dict:
+    """The JSON half of an entry for the kernels of ``module`` (which must have been
+    compiled here or loaded from the cache: its artifact gives the externals)."""
+    from ..runtime.metadata import encode_metadata
+    artifact = module._artifact
     specs = list(module.kernel_specs.values())
-    meta = {"key": material, "label": label,
+    return {"key": material, "label": label,
             "metadata": encode_metadata(specs).rstrip(b"\0").decode("utf-8"),
             "externals": artifact.external_functions(),
             "pipeline": getattr(artifact, "pipeline", "O3")}
-    return kernel_store.store(key, meta, artifact.emit_object())
 
 
-def _module_from_entry(entry, material: dict, build):
+def module_from_entry(entry, material: dict, build):
     """The Module of a stored entry, or None when it does not fit (another key's
     material, metadata that does not decode, an object that does not link)."""
     from ..ir.errors import MLCBenchError
@@ -232,5 +238,6 @@ class CachedArtifact:
         return self._rebuilt.get_source(fmt)
 
 
-__all__ = ["CachedArtifact", "cache_key", "cached_build", "clear", "enabled",
-           "kernel_fingerprint", "module_fingerprints", "stats", "toolchain"]
+__all__ = ["CachedArtifact", "cache_key", "cached_build", "clear", "enabled", "entry_meta",
+           "kernel_fingerprint", "module_fingerprints", "module_from_entry", "stats",
+           "toolchain"]

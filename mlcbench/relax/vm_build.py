@@ -23,7 +23,10 @@ The steps, each visible to ``PassContext`` instruments:
    runtime Module, and VM code generation for every Relax function.
 
 Steps 3 and 4's kernels go through the kernel cache (:mod:`mlcbench.codegen.kernel_cache`),
-keyed before scheduling: building the same model again loads its machine code.
+keyed before scheduling: building the same kernels again loads their machine code. The
+whole build goes through the model cache (:mod:`mlcbench.relax.model_cache`), keyed on
+the module as it comes in: building the same model again with a named pipeline runs
+none of the steps.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ from ..tir import stmt as S
 from ..tir.build import build_lowered, lower, resolve_target
 from ..tir.function import PrimFunc
 from ..tir.functor import post_order_visit
+from . import model_cache
 from .executable import Executable
 from .expr import Call, DataflowBlock, Function
 from .analysis import post_order_visit as relax_post_order_visit
@@ -85,6 +89,26 @@ def build(mod, target=None, pipeline=None, schedule_lookup: ScheduleLookup | Non
     mod = _as_module(mod)
     target = resolve_target(target)
     lookup = resolve_schedule_lookup(schedule_lookup)
+    keyed = model_cache.model_key(mod, target, pipeline, lookup)
+    if keyed is not None:
+        found = model_cache.load(keyed, lambda: _rebuild_kernels(mod, target, pipeline))
+        if found is not None:
+            return found
+    ex = _build(mod, target, pipeline, lookup)
+    if keyed is not None:
+        model_cache.store(keyed, ex, label=f"relax_model_{len(ex.lib.function_names)}_kernels")
+    return ex
+
+
+def _rebuild_kernels(mod: IRModule, target, pipeline) -> Module:
+    """The kernels of a model loaded from the model cache, compiled again (to show
+    their source)."""
+    with kernel_cache.disabled():
+        return _build(mod, target, pipeline, None).lib
+
+
+def _build(mod: IRModule, target, pipeline, lookup) -> Executable:
+    """``build`` past the model cache: the pipeline, the kernels, the VM code."""
     with target:
         mod = _as_pass(pipeline)(mod)
         if needs_vm_lowering(mod):
