@@ -106,7 +106,10 @@ class Comparison:
 
 
 def speed_ratio(speedup: float, reference: str) -> str:
-    """'3.44x faster than numpy' or '2.08x slower than numpy' (never '0.48x faster')."""
+    """'3.44x faster than numpy' or '2.08x slower than numpy' (never '0.48x faster');
+    'as fast as numpy' when the ratio rounds to 1.00 either way."""
+    if round(max(speedup, 1 / speedup), 2) == 1.0:
+        return f"as fast as {reference} (1.00x)"
     if speedup >= 1:
         return f"{speedup:.2f}x faster than {reference}"
     return f"{1 / speedup:.2f}x slower than {reference}"

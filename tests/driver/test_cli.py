@@ -55,7 +55,7 @@ def test_demo_runs_headless(capsys):
                  "default schedule", "digits MLP (nn.Module -> relax.build"):
         assert step in out
     # One ratio convention: speed against numpy, from interleaved best rounds.
-    ratios = re.findall(r"\d+\.\d\dx (faster|slower) than numpy", out)
+    ratios = re.findall(r"\d+\.\d\dx (?:faster|slower) than numpy|as fast as numpy \(1\.00x\)", out)
     assert len(ratios) == 5 and "time ratio" not in out
 
 

@@ -38,7 +38,9 @@ def test_rounds_are_interleaved_and_the_best_round_counts():
 def test_speed_ratio_says_faster_or_slower_never_a_fraction():
     assert timing.speed_ratio(3.4449, "numpy") == "3.44x faster than numpy"
     assert timing.speed_ratio(0.48, "onnxruntime") == "2.08x slower than onnxruntime"
-    assert timing.speed_ratio(1.0, "numpy") == "1.00x faster than numpy"
+    assert timing.speed_ratio(1.0, "numpy") == "as fast as numpy (1.00x)"
+    assert timing.speed_ratio(0.996, "numpy") == "as fast as numpy (1.00x)"
+    assert timing.speed_ratio(1.006, "numpy") == "1.01x faster than numpy"
 
 
 def test_steady_rounds_are_not_flagged():
