@@ -234,10 +234,13 @@ print("load_package + graph_executor agree with onnxruntime")'''),
 mlcbench_cli("tune", "mlp.onnx", "--trials", "2", "-o", "records")
 print(sorted(os.listdir(os.path.join(workdir, "records"))))'''),
     CODE('''mlcbench_cli("compile", "mlp.onnx", "--tuning-records", "records", "-o", "mlp_tuned.tar")
+tuned = load_package(os.path.join(workdir, "mlp_tuned.tar"))
+mlp_module = graph_executor.create(tuned.graph_json, tuned.lib, tvm.cpu())
+mlp_module.set_input(**tuned.params)
 mlp_input = np.random.default_rng(1).standard_normal((1, 10)).astype("float32")
-np.savez(os.path.join(workdir, "mlp_input.npz"), input=mlp_input)
-mlcbench_cli("run", "mlp_tuned.tar", "--inputs", "mlp_input.npz", "--outputs", "mlp_out.npz")
-mlp_scores = np.load(os.path.join(workdir, "mlp_out.npz"))["output_0"]
+mlp_module.set_input("input", mlp_input)
+mlp_module.run()
+mlp_scores = mlp_module.get_output(0).numpy()
 np.testing.assert_allclose(mlp_scores, onnx_reference(tiny_mlp(), {"input": mlp_input}),
                            rtol=1e-5, atol=1e-5)
 print("the tuned package agrees with onnxruntime")'''),
