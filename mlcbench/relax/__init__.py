@@ -25,3 +25,11 @@ from .vm_build import build
 from .compat import DynTensorType, add, dataflow, divide, multiply, output, subtract
 from . import vm as _vm
 _vm.build = build       # the 2022 course's relax.vm.build(mod, target)
+
+
+def __getattr__(name):
+    """``relax.frontend`` on first use: its importers load onnx or torch only when used."""
+    if name == "frontend":
+        import importlib
+        return importlib.import_module(f"{__name__}.frontend")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

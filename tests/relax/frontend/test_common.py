@@ -37,3 +37,18 @@ def test_a_module_without_kept_weights_is_unchanged():
     mod = from_onnx(_linear_model(np.ones((3, 4), "float32")))
     again, params = detach_params(mod)
     assert params == {} and again["main"] is mod["main"]
+
+
+def test_frontends_are_reached_as_attributes_and_load_on_first_use():
+    """As in TVM, ``relax.frontend.onnx.from_onnx`` works after ``from tvm import relax``."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom mlcbench import relax\n"
+            "assert 'mlcbench.relax.frontend.onnx' not in sys.modules\n"
+            "assert callable(relax.frontend.onnx.from_onnx)\n"
+            "assert 'torch' not in sys.modules\n"
+            "assert relax.frontend.nn.Module and relax.frontend.detach_params\n"
+            "try:\n    relax.frontend.tflite\nexcept AttributeError as err:\n"
+            "    assert 'tflite' in str(err)\nelse:\n    raise SystemExit('no error')\n")
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert child.returncode == 0, child.stderr
