@@ -45,7 +45,7 @@ from ..tir import stmt as S
 from ..tir.build import build_lowered, lower, resolve_target
 from ..tir.function import PrimFunc
 from ..tir.functor import post_order_visit
-from . import model_cache
+from . import model_cache, parallel_build
 from .executable import Executable
 from .expr import Call, DataflowBlock, Function
 from .analysis import post_order_visit as relax_post_order_visit
@@ -265,7 +265,8 @@ def compile_kernels(kernels: dict, target, lookup: ScheduleLookup | None) -> Mod
 
     Through the kernel cache, keyed before scheduling: kernels left to the default rules
     are hashed unscheduled, so a second build of a model skips its scheduling and
-    lowering (in Python, most of its build time) as well as LLVM.
+    lowering (in Python, most of its build time) as well as LLVM. Many kernels are
+    scheduled, lowered and optimized in worker processes (:mod:`.parallel_build`).
     """
     if not kernels:
         # A model of packed calls only still needs a library to export the program into.
@@ -277,12 +278,25 @@ def compile_kernels(kernels: dict, target, lookup: ScheduleLookup | None) -> Mod
         + [kernel_cache.kernel_fingerprint(name, func, "default schedule")
            for name, func in default.items()])
 
-    def build_all() -> Module:
+    label = f"relax_{len(kernels)}_kernels"
+
+    def build_serial() -> Module:
         with target:
             scheduled = with_default_schedules(kernels, given, default)
             return build_lowered(lower(IRModule(scheduled)), target)
+
+    def lowered_run(names: list) -> IRModule:
+        run = {name: kernels[name] for name in names}
+        scheduled = with_default_schedules(
+            run, {n: given[n] for n in names if n in given},
+            {n: default[n] for n in names if n in default})
+        return lower(IRModule(scheduled))
+
+    def build_all() -> Module:
+        return parallel_build.build_kernels(list(kernels), lowered_run, target, build_serial,
+                                            label)
     return kernel_cache.cached_build(fingerprints, target, "relax.build", build_all,
-                                     label=f"relax_{len(kernels)}_kernels")
+                                     label=label)
 
 
 __all__ = ["CONTEXT_SCHEDULE_LOOKUP", "SCHEDULE_LOOKUP_CONFIG", "build", "compile_kernels",
