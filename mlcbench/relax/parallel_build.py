@@ -15,9 +15,9 @@ serial one does.
 
 ``MLCBENCH_BUILD_JOBS`` sets the number of workers (default: the cores this process may
 run on, at most 8; ``1`` builds in this process). Builds of fewer than
-:data:`MIN_KERNELS` kernels, builds in a daemon process (a pool's worker) or in one of
-these workers, and kernels that carry imported LLVM IR (``pragma_import_llvm``, which
-the modules would each define) are built in this process. If a worker fails in any way
+:data:`MIN_KERNELS` kernels, builds in a daemon process (a pool's worker), in one of
+these workers or outside the main thread, and kernels that carry imported LLVM IR
+(``pragma_import_llvm``, which the modules would each define) are built in this process. If a worker fails in any way
 (a kernel's error, a worker killed), the whole build runs again here, serially, so an
 error reads as it does without workers.
 """
@@ -26,6 +26,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
+import threading
 from collections import Counter
 from typing import Callable
 
@@ -57,6 +58,8 @@ def build_jobs(kernel_count: int) -> int:
     """How many worker processes a build of ``kernel_count`` kernels uses (1: none)."""
     if _in_worker or kernel_count < MIN_KERNELS or multiprocessing.current_process().daemon:
         return 1
+    if threading.current_thread() is not threading.main_thread():
+        return 1    # forking from a side thread copies whatever locks the main one holds
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     text = os.environ.get(JOBS_VARIABLE, "").strip()

@@ -5,6 +5,7 @@ The kernel and model caches are off in these tests (``MLCBENCH_KERNEL_CACHE=0``)
 every build compiles.
 """
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -113,6 +114,15 @@ def test_a_worker_never_starts_workers(monkeypatch):
     monkeypatch.setenv(parallel_build.JOBS_VARIABLE, "2")
     monkeypatch.setattr(parallel_build, "_in_worker", True)
     assert parallel_build.build_jobs(50) == 1
+
+
+def test_a_side_thread_builds_in_its_process(monkeypatch):
+    monkeypatch.setenv(parallel_build.JOBS_VARIABLE, "2")
+    found = []
+    thread = threading.Thread(target=lambda: found.append(parallel_build.build_jobs(50)))
+    thread.start()
+    thread.join()
+    assert found == [1]
 
 
 @given(st.integers(1, 60), st.integers(1, 40))
