@@ -17,9 +17,9 @@ serial one does.
 run on, at most 8; ``1`` builds in this process). Builds of fewer than
 :data:`MIN_KERNELS` kernels, builds in a daemon process (a pool's worker), in one of
 these workers or outside the main thread, and kernels that carry imported LLVM IR
-(``pragma_import_llvm``, which the modules would each define) are built in this process. If a worker fails in any way
-(a kernel's error, a worker killed), the whole build runs again here, serially, so an
-error reads as it does without workers.
+(``pragma_import_llvm``, which the modules would each define) are built in this process.
+If a worker fails in any way (a kernel's error, a worker killed), the whole build runs
+again here, serially, so an error reads as it does without workers.
 """
 from __future__ import annotations
 
