@@ -217,8 +217,10 @@ class BlockBuilder:
     def add_func(self, func, func_name: str, deduplicate: bool = True) -> GlobalVar:
         """Add ``func`` under a unique name derived from ``func_name``; a structurally equal
         PrimFunc already in the module is reused (its GlobalVar is returned)."""
+        key = _without_symbol(func)
+        digest = structural_hash(key)   # once: it files the new function too
         if deduplicate:
-            found = self._find_equal(func)
+            found = self._find_equal(key, digest)
             if found is not None:
                 return found
         name = self._unique_function_name(func_name)
@@ -226,17 +228,18 @@ class BlockBuilder:
             func = func.with_attr("global_symbol", name)
         gvar = GlobalVar(name)
         self._mod[gvar] = func
-        self._func_hashes.setdefault(structural_hash(_without_symbol(func)), []).append(gvar)
+        self._func_hashes.setdefault(digest, []).append(gvar)
         return gvar
 
-    def _find_equal(self, func) -> GlobalVar | None:
+    def _find_equal(self, key, digest: int) -> GlobalVar | None:
+        """A function of the module equal to ``key`` (a function without its
+        ``global_symbol``, whose structural hash is ``digest``)."""
         if not self._context_indexed:
             self._context_indexed = True
             for gvar, existing in list(self._mod.items()):
                 self._func_hashes.setdefault(
                     structural_hash(_without_symbol(existing)), []).append(gvar)
-        key = _without_symbol(func)
-        for gvar in self._func_hashes.get(structural_hash(key), []):
+        for gvar in self._func_hashes.get(digest, []):
             if gvar in self._mod and structural_equal(_without_symbol(self._mod[gvar]), key):
                 return gvar
         return None
