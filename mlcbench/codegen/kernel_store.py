@@ -55,10 +55,19 @@ def entry_path(key: str) -> pathlib.Path:
 
 def encode_entry(meta: dict, obj: bytes) -> bytes:
     """The bytes of one entry file (see the module docstring)."""
+    return b"".join(_entry_parts(meta, [obj]))
+
+
+def _entry_parts(meta: dict, parts: list) -> list:
+    """The pieces of an entry whose binary half is ``parts`` one after the other
+    (written piece by piece: a model's constants are not copied into one buffer)."""
     body_meta = json.dumps(meta, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    digest = hashlib.sha256(body_meta + obj).hexdigest()
-    header = f"{MAGIC.decode()} {FORMAT} {digest} {len(body_meta)} {len(obj)}\n".encode()
-    return header + body_meta + obj
+    digest = hashlib.sha256(body_meta)
+    for part in parts:
+        digest.update(part)
+    size = sum(len(part) for part in parts)
+    header = f"{MAGIC.decode()} {FORMAT} {digest.hexdigest()} {len(body_meta)} {size}\n"
+    return [header.encode(), body_meta, *parts]
 
 
 def decode_entry(data: bytes) -> tuple[dict, bytes] | None:
@@ -98,16 +107,17 @@ def load(key: str) -> tuple[dict, bytes] | None:
     return entry
 
 
-def store(key: str, meta: dict, obj: bytes) -> bool:
+def store(key: str, meta: dict, obj: bytes | list) -> bool:
     """Write the entry for ``key`` atomically; False (and nothing left behind) if the
-    directory cannot be written (a read-only home, a full disk)."""
+    directory cannot be written (a read-only home, a full disk). ``obj`` is the binary
+    half, or a list of byte strings that make it up, in order."""
     root = cache_root()
     temp_name = None
     try:
         root.mkdir(parents=True, exist_ok=True)
         handle, temp_name = tempfile.mkstemp(prefix=key[:16] + ".", suffix=".tmp", dir=root)
         with os.fdopen(handle, "wb") as out:
-            out.write(encode_entry(meta, obj))
+            out.writelines(_entry_parts(meta, obj if isinstance(obj, list) else [obj]))
         os.replace(temp_name, entry_path(key))
     except OSError:
         if temp_name is not None:

@@ -26,6 +26,7 @@ model whose entry would take more than a quarter of the cache's bound is not sto
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 
 import numpy as np
@@ -111,16 +112,18 @@ def store(keyed: tuple[str, dict], ex: Executable, label: str) -> bool:
     key, material = keyed
     if ex.lib._artifact is None:
         return False
+    obj = ex.lib._artifact.emit_object()
     try:
+        size = len(obj) + sum(math.prod(const.shape) * np.dtype(str(const.dtype)).itemsize
+                              for const in ex.constants)
+        if size > kernel_store.limit_bytes() // 4:
+            return False
         program = encode_program(ex.program, ex.constants)
     except (MLCBenchError, AttributeError, TypeError, ValueError):
         return False
-    obj = ex.lib._artifact.emit_object()
-    if len(obj) + len(program) > kernel_store.limit_bytes() // 4:
-        return False
     meta = {"model": material, "object_length": len(obj),
             "kernels": kernel_cache.entry_meta(material, ex.lib, label)}
-    stored = kernel_store.store(key, meta, obj + program)
+    stored = kernel_store.store(key, meta, [obj, program])
     _stats["stores"] += stored
     return stored
 
