@@ -165,7 +165,8 @@ def access_figure(func, steps, buffers, window=16, blocks=None, title=""):
             ax.grid(which="minor", color="#cccccc", linewidth=0.3)
         ax.tick_params(labelsize=7, which="both", length=0)
     fig.suptitle(title or f"the first {steps} block executions, "
-                 f"top-left {window} x {window} of each buffer", fontsize=9)
+                 f"top-left {window} x {window} of each buffer "
+                 "(colour: first touched, yellow early, purple late)", fontsize=9)
     return fig
 
 
