@@ -30,6 +30,7 @@ none of the steps.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Callable
 
 from ..codegen import kernel_cache
@@ -109,7 +110,7 @@ def _rebuild_kernels(mod: IRModule, target, pipeline) -> Module:
 
 def _build(mod: IRModule, target, pipeline, lookup) -> Executable:
     """``build`` past the model cache: the pipeline, the kernels, the VM code."""
-    with target:
+    with target, _lookup_visible_to_passes(lookup):
         mod = _as_pass(pipeline)(mod)
         if needs_vm_lowering(mod):
             mod = vm_lowering_pipeline()(mod)
@@ -119,6 +120,22 @@ def _build(mod: IRModule, target, pipeline, lookup) -> Executable:
     ctx = ModuleContext(kernel_names, lib.kernel_specs, relax_names)
     functions = {name: compile_function(mod[gv], name, ctx) for gv, name in relax_names.items()}
     return Executable(lib, {"format": 1, "functions": functions}, ctx.constants)
+
+
+@contextlib.contextmanager
+def _lookup_visible_to_passes(lookup):
+    """The pipeline's passes see ``build``'s schedule lookup (PrepackWeights schedules
+    the kernels whose weights it packs ahead of the build's own scheduling)."""
+    config = PassContext.current().config
+    saved = config.get(SCHEDULE_LOOKUP_CONFIG)
+    config[SCHEDULE_LOOKUP_CONFIG] = lookup
+    try:
+        yield
+    finally:
+        if saved is None:
+            config.pop(SCHEDULE_LOOKUP_CONFIG, None)
+        else:
+            config[SCHEDULE_LOOKUP_CONFIG] = saved
 
 
 def resolve_schedule_lookup(schedule_lookup: ScheduleLookup | None = None):

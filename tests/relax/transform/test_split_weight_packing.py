@@ -1,0 +1,165 @@
+"""SplitWeightPacking and prepack_weights: the packing of a constant weight leaves the
+scheduled kernel and is computed once at build time; the kernels still compute what
+numpy does; weights that are not constants keep their packing."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+import mlcbench as tvm
+from mlcbench import dlight, relax, te, topi
+from mlcbench.relax import op
+from mlcbench.relax.transform.split_weight_packing import prepack_weights, split_packing
+from mlcbench.target import Target
+from mlcbench.tir import stmt as S
+from mlcbench.tir.functor import post_order_visit
+from mlcbench.topi.testing import conv2d_nchw_python
+
+# The panel width depends on the vector width; name the target so it does not.
+TARGET = Target("llvm -mcpu=znver3")
+
+
+def _blocks(func) -> list:
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, S.Block) else None)
+    return found
+
+
+def _scheduled_dense(m, k, n):
+    x, w = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w")
+    mod = tvm.IRModule({"main": te.create_prim_func([x, w, topi.nn.dense(x, w)])})
+    with TARGET:
+        return dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(mod)["main"]
+
+
+def test_split_packing_gives_a_packing_function_and_a_kernel_reading_the_panels():
+    func = _scheduled_dense(64, 32, 48)
+    pack, kernel = split_packing(func, 1)
+    assert [b.name_hint for b in _blocks(pack)] == ["w_global", "root"]
+    panels = pack.buffer_map[pack.params[1]]
+    assert [int(s.value) for s in panels.shape] == [3, 32, 16]
+    assert kernel.buffer_map[kernel.params[1]] is panels
+    assert all(b.name_hint != "w_global" for b in _blocks(kernel))
+    assert split_packing(func, 0) is None          # x is not packed
+    assert split_packing(pack, 0) is None          # nothing after the packing
+
+
+def test_packing_then_kernel_computes_what_the_original_kernel_computes():
+    func = _scheduled_dense(64, 32, 48)
+    pack, kernel = split_packing(func, 1)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((64, 32), "float32"), rng.standard_normal((48, 32), "float32")
+    built = {name: tvm.build(tvm.IRModule({"main": f.with_attr("global_symbol", "main")}),
+                             target=TARGET)["main"] for name, f in
+             (("pack", pack), ("kernel", kernel))}
+    panels, out = np.zeros((3, 32, 16), "float32"), np.zeros((64, 48), "float32")
+    built["pack"](w, panels)
+    built["kernel"](x, panels, out)
+    np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+def _matmul_module(x_shape, weight, bias=None):
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(x_shape, "float32"))
+    params = [x]
+    if weight is None:
+        params.append(relax.Var("w", relax.TensorStructInfo((x_shape[1], 40), "float32")))
+    with bb.function("main", params):
+        with bb.dataflow():
+            w = params[1] if weight is None else relax.const(weight)
+            out = bb.emit(op.matmul(x, w))
+            if bias is not None:
+                out = bb.emit(op.add(out, relax.const(bias)))
+            gv = bb.emit_output(op.nn.relu(out))
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+def _prepacked(mod):
+    return prepack_weights(relax.get_pipeline("zero")(mod), TARGET)
+
+
+def _run(mod, *arrays, pipeline="vm_lowering"):
+    vm = relax.VirtualMachine(relax.build(mod, TARGET, pipeline=pipeline), tvm.cpu())
+    return vm["main"](*(tvm.nd.array(a) for a in arrays)).numpy()
+
+
+def _kernels_pack(mod) -> bool:
+    """Whether a kernel of ``mod`` still packs a panel buffer."""
+    return any(b.name_hint.endswith("_global")
+               for gv, f in mod.items() if gv.name_hint != "main" for b in _blocks(f)
+               if hasattr(f, "buffer_map"))
+
+
+@settings(max_examples=5, deadline=None)
+@given(m=st.sampled_from([8, 33, 64]), k=st.sampled_from([16, 70]),
+       n=st.sampled_from([32, 40, 100]), seed=st.integers(0, 2**16))
+def test_prepacked_matmul_matches_numpy(m, k, n, seed):
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal((m, k), "float32"), rng.standard_normal((k, n), "float32")
+    bias = rng.standard_normal((n,), "float32")
+    mod = _prepacked(_matmul_module((m, k), w, bias))
+    assert not _kernels_pack(mod)
+    assert [gv.name_hint for gv in mod.get_global_vars() if "_pack_" in gv.name_hint] == []
+    np.testing.assert_allclose(_run(mod, x), np.maximum(x @ w + bias, 0), rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_prepacked_conv2d_matches_numpy():
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((1, 8, 10, 10), "float32")
+    weight = rng.standard_normal((32, 8, 3, 3), "float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(data.shape, "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            gv = bb.emit_output(op.nn.conv2d(x, relax.const(weight), padding=1))
+        bb.emit_func_output(gv)
+    mod = _prepacked(bb.get())
+    assert not _kernels_pack(mod)
+    expected = conv2d_nchw_python(data, weight, 1, (1, 1, 1, 1))
+    np.testing.assert_allclose(_run(mod, data), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_weights_that_are_not_constants_keep_their_packing():
+    zero = relax.get_pipeline("zero")(_matmul_module((64, 32), None))
+    assert prepack_weights(zero, TARGET) is zero
+    scheduled = _run(zero, np.ones((64, 32), "float32"), np.ones((32, 40), "float32"))
+    np.testing.assert_allclose(scheduled, np.full((64, 40), 32.0), rtol=1e-6)
+
+
+def test_a_kernel_given_a_constant_by_only_some_calls_is_not_split():
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((48, 32), "float32")
+    xt, wt = te.placeholder((64, 32), name="x"), te.placeholder((48, 32), name="w")
+    bb = relax.BlockBuilder()
+    dense = bb.add_func(te.create_prim_func([xt, wt, topi.nn.dense(xt, wt)]), "dense")
+    x = relax.Var("x", relax.TensorStructInfo((64, 32), "float32"))
+    v = relax.Var("v", relax.TensorStructInfo((48, 32), "float32"))
+    out = relax.TensorStructInfo((64, 48), "float32")
+    with bb.function("main", [x, v]):
+        with bb.dataflow():
+            a = bb.emit(relax.call_tir(dense, (x, relax.const(w)), out))
+            b = bb.emit(relax.call_tir(dense, (x, v), out))
+            gv = bb.emit_output(relax.Tuple([a, b]))
+        bb.emit_func_output(gv)
+    mod = bb.get()
+    assert prepack_weights(mod, TARGET) is mod
+
+
+def test_the_pass_adds_a_packing_call_that_fold_constant_folds():
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((32, 48), "float32")
+    zero = relax.get_pipeline("zero")(_matmul_module((64, 32), w))
+    (gv,) = [gv for gv in zero.get_global_vars() if gv.name_hint != "main"]
+    with TARGET:
+        zero[gv] = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(
+            tvm.IRModule({"k": zero[gv]}))["k"]
+    split = relax.transform.SplitWeightPacking()(zero)
+    pack = split.get_global_var(f"{gv.name_hint}_pack_1")
+    first, second = split["main"].body.blocks[0].bindings
+    assert first.value.args[0] == pack and isinstance(first.value.args[1].fields[0], relax.Constant)
+    assert second.value.args[0] == gv and second.value.args[1].fields[1] is first.var
+    folded = relax.transform.FoldConstant()(split)
+    (only,) = folded["main"].body.blocks[0].bindings
+    assert only.value.args[0] == gv and isinstance(only.value.args[1].fields[1], relax.Constant)
+    x = rng.standard_normal((64, 32), "float32")
+    np.testing.assert_allclose(_run(folded, x), np.maximum(x @ w, 0), rtol=1e-4, atol=1e-4)
