@@ -17,6 +17,10 @@ outcome that key decides are cached: a named pipeline (not a Pass object, which 
 be anything), no schedule lookup and no tuning context (their records are not in the
 key), the kernel cache enabled (``MLCBENCH_KERNEL_CACHE``, ``kernel_cache.disabled()``).
 
+What the key cannot see is code changed at run time: an op's legalization or a default
+schedule rule replaced in this process (the source digest covers edited files). Build
+inside ``kernel_cache.disabled()`` while experimenting with such replacements.
+
 An entry lives in the kernel cache's directory, in its file format (checksummed, written
 atomically, evicted least recently used first): the JSON half holds the key's material
 and the kernels' metadata, the binary half the kernels' object followed by the program
