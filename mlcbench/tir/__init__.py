@@ -6,6 +6,7 @@ from .expr import (EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Broadcast, Buffer
                    const, convert)
 from .function import PrimFunc
 from .functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
+from . import stmt_functor
 from .op import (abs, call_extern, ceil, cos, erf, exp, exp2, floor, floordiv, floormod, fma,
                  if_then_else, isnan, log, log2, log10, max, max_value, min, min_value,
                  nearbyint, pow, round, rsqrt, sigmoid, sin, sqrt, tan, tanh, trunc, truncdiv,
