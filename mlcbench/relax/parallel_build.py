@@ -8,6 +8,10 @@ LLVM module of its own and send back its bitcode and kernel metadata. This proce
 links the modules, in kernel order, into one module and emits one object from it, as
 the serial build does (the kernel cache and ``export_library`` see a single object).
 
+:func:`map_runs` is the same mechanism for any work on runs of kernels whose result
+pickles: ``relax.build`` schedules kernels with the default rules through it where it
+schedules them ahead of code generation (``PrepackWeights``).
+
 Each kernel is optimized by the same pipeline on the same IR either way: kernels do not
 call each other, and what they share (declarations, their own outlined parallel bodies,
 which are internal) does not cross kernels. So the parallel build computes what the
@@ -44,14 +48,15 @@ MAX_DEFAULT_JOBS = 8
 RUNS_PER_WORKER = 4         # several runs per worker even out kernels of unequal cost
 TIMEOUT_SECONDS = 1800      # a worker that hangs (a lock held at fork) must not hang us
 
-_job: tuple | None = None   # (lowering of a run of kernels, target), for forked workers
+_job: Callable | None = None    # the work of a run, for the workers forked while it is set
 _in_worker = False
 _stats: Counter = Counter()
 
 
 def stats() -> dict:
-    """Counts of this process: ``parallel`` builds, and ``fallbacks`` to the serial one."""
-    return {name: _stats[name] for name in ("parallel", "fallbacks")}
+    """Counts of this process: ``parallel`` builds, ``mapped``: works done in workers by
+    :func:`map_runs` (a parallel build's among them), ``fallbacks`` to this process."""
+    return {name: _stats[name] for name in ("parallel", "mapped", "fallbacks")}
 
 
 def build_jobs(kernel_count: int) -> int:
@@ -75,18 +80,33 @@ def build_kernels(names: list, lowered_run: Callable, target, serial: Callable,
     """The runtime Module of kernels ``names``: ``lowered_run(names_of_a_run)`` gives the
     lowered IRModule of a run of them (in a worker); ``serial()`` builds all of them
     here, the way taken when workers are not worth it or fail."""
+    results = map_runs(names, lambda run: _compile_run(lowered_run, target, run))
+    if results is not None:
+        try:
+            module = _link(results, target, label)
+        except Exception:       # noqa: BLE001  (the serial build says what it is)
+            module = None
+        if module is not None:
+            _stats["parallel"] += 1
+            return module
+        _stats["fallbacks"] += 1
+    return serial()
+
+
+def map_runs(names: list, work: Callable) -> list | None:
+    """``[work(run) for run in runs]`` over runs of consecutive ``names``, computed in
+    forked workers (``work``'s results must pickle); None when :func:`build_jobs` says
+    this process (then the caller does the work itself), or when a worker failed."""
     jobs = build_jobs(len(names))
     if jobs < 2:
-        return serial()
+        return None
     try:
-        results = _run_in_workers(_runs(names, jobs * RUNS_PER_WORKER), lowered_run, target,
-                                  jobs)
-        module = _link(results, target, label)
-    except Exception:       # noqa: BLE001  (any failure: the serial build says what it is)
+        results = _run_in_workers(_runs(names, jobs * RUNS_PER_WORKER), work, jobs)
+    except Exception:           # noqa: BLE001  (any failure: the serial way says what it is)
         _stats["fallbacks"] += 1
-        return serial()
-    _stats["parallel"] += 1
-    return module
+        return None
+    _stats["mapped"] += 1
+    return results
 
 
 def _runs(names: list, count: int) -> list:
@@ -96,13 +116,13 @@ def _runs(names: list, count: int) -> list:
     return [names[bounds[k]:bounds[k + 1]] for k in range(count)]
 
 
-def _run_in_workers(runs: list, lowered_run: Callable, target, jobs: int) -> list:
+def _run_in_workers(runs: list, work: Callable, jobs: int) -> list:
     global _job
-    _job = (lowered_run, target)
+    _job = work
     context = multiprocessing.get_context("fork")
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     try:
-        return list(pool.map(_compile_run, runs, timeout=TIMEOUT_SECONDS))
+        return list(pool.map(_work_in_worker, runs, timeout=TIMEOUT_SECONDS))
     finally:
         _job = None
         for process in list(getattr(pool, "_processes", {}).values()):
@@ -111,13 +131,17 @@ def _run_in_workers(runs: list, lowered_run: Callable, target, jobs: int) -> lis
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _compile_run(names: list) -> tuple:
-    """In a worker: ``(kernel metadata, optimized bitcode, unoptimized IR, pipeline)``."""
-    from ..tir.build import _function_name, kernel_spec, kernel_symbol
-    from ..tir.function import PrimFunc
+def _work_in_worker(run: list):
+    """In a worker (forked while ``_job`` held the work): the work of one run."""
     global _in_worker
     _in_worker = True
-    lowered_run, target = _job
+    return _job(run)
+
+
+def _compile_run(lowered_run: Callable, target, names: list) -> tuple:
+    """``(kernel metadata, optimized bitcode, unoptimized IR, pipeline)`` of a run."""
+    from ..tir.build import _function_name, kernel_spec, kernel_symbol
+    from ..tir.function import PrimFunc
     with target:
         lowered = lowered_run(names)
     funcs = {_function_name(gv, f): f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
@@ -153,4 +177,4 @@ def _link(results: list, target, label: str) -> Module:
     return Module(kernels, keepalive=library, artifact=artifact, type_key="llvm")
 
 
-__all__ = ["JOBS_VARIABLE", "MIN_KERNELS", "build_jobs", "build_kernels", "stats"]
+__all__ = ["JOBS_VARIABLE", "MIN_KERNELS", "build_jobs", "build_kernels", "map_runs", "stats"]

@@ -255,12 +255,28 @@ def plan_schedules(kernels: dict, target, lookup: ScheduleLookup | None) -> tupl
 
 def with_default_schedules(kernels: dict, given: dict, default: dict) -> dict:
     """``given`` plus ``default`` scheduled by the default CPU rules, in ``kernels``' order."""
-    from ..dlight import ApplyDefaultSchedule, cpu
     out = dict(given)
     if default:
-        scheduled = ApplyDefaultSchedule(*cpu.default_rules())(IRModule(default))
-        out.update({gv.name_hint: func for gv, func in scheduled.items()})
+        out.update(_default_schedules(default))
     return {name: out[name] for name in kernels}
+
+
+def _default_schedules(default: dict) -> dict:
+    """``default`` scheduled by the default CPU rules for ``Target.current()``; many
+    kernels are scheduled in worker processes (:func:`.parallel_build.map_runs`)."""
+    from ..dlight import ApplyDefaultSchedule, cpu
+    from ..target import Target
+    target = Target.current() or Target("llvm")
+
+    def schedule(names: list) -> dict:
+        with target:
+            scheduled = ApplyDefaultSchedule(*cpu.default_rules())(
+                IRModule({name: default[name] for name in names}))
+        return {gv.name_hint: func for gv, func in scheduled.items()}
+    runs = parallel_build.map_runs(list(default), schedule)
+    if runs is None:
+        return schedule(list(default))
+    return {name: func for run in runs for name, func in run.items()}
 
 
 def _as_prim_func(found, name: str) -> PrimFunc:

@@ -14,7 +14,7 @@ from hypothesis import given, strategies as st
 import mlcbench as tvm
 from mlcbench import relax
 from mlcbench.codegen import kernel_cache
-from mlcbench.relax import op, parallel_build
+from mlcbench.relax import op, parallel_build, vm_build
 from mlcbench.relax.transform.legalize_ops import LegalizeOps
 
 # The last shape is large enough for the default schedule's parallel loop: the workers
@@ -80,6 +80,22 @@ def test_the_linked_object_exports_and_loads(monkeypatch, tmp_path):
     outs = loaded["main"](*[tvm.nd.array(a) for a in inputs()])
     for got, want in zip(outs, run(ex)):
         assert got.numpy().tobytes() == want.tobytes()
+
+
+def test_default_schedules_made_in_workers_equal_those_made_here(monkeypatch):
+    _, kernels = vm_build.unique_prim_funcs(LegalizeOps()(many_kernels()))
+    assert len(kernels) >= parallel_build.MIN_KERNELS
+    schedules = {}
+    for jobs in (2, 1):
+        monkeypatch.setenv(parallel_build.JOBS_VARIABLE, str(jobs))
+        before = parallel_build.stats()["mapped"]
+        with tvm.target.Target("llvm -mcpu=znver3"):
+            schedules[jobs] = vm_build.with_default_schedules(kernels, {}, kernels)
+        assert parallel_build.stats()["mapped"] == before + (jobs > 1)
+    assert list(schedules[2]) == list(kernels)
+    for name in kernels:
+        assert vm_build.looks_scheduled(schedules[2][name])
+        tvm.ir.assert_structural_equal(schedules[2][name], schedules[1][name])
 
 
 def test_a_worker_that_dies_leaves_the_build_to_this_process(monkeypatch):
