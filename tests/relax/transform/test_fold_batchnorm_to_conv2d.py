@@ -2,6 +2,7 @@
 the convolution's weight and bias; checked structurally and against numpy; batch norms
 that cannot fold are left alone."""
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import mlcbench as tvm
@@ -229,3 +230,40 @@ def test_non_constant_batchnorm_still_computes_the_same():
              np.array([1.0, 1.0], "float32")]
     expected = _reference(data, np.ones((2, 2, 1, 1), "float32"), stats, 1e-5)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+# -- an ONNX Conv -> BatchNormalization -> Relu with random weights, against onnxruntime ---
+
+@settings(max_examples=3, deadline=None)
+@given(channels=st.sampled_from([(3, 8), (4, 4), (8, 16)]), with_bias=st.booleans(),
+       eps=st.sampled_from([1e-5, 1e-2]), seed=st.integers(0, 2**16))
+def test_onnx_conv_batchnorm_is_folded_and_matches_onnxruntime(channels, with_bias, eps, seed):
+    onnx = pytest.importorskip("onnx", reason="needs the onnx package")
+    ort = pytest.importorskip("onnxruntime", reason="compares with onnxruntime")
+    from onnx import helper, numpy_helper
+    from mlcbench.relax.frontend.onnx import from_onnx
+    channels_in, channels_out = channels
+    rng = np.random.default_rng(seed)
+    weight, stats = _random_case(rng, channels_in, channels_out, 3, 1)
+    weights = {"w": weight, **dict(zip(("gamma", "beta", "mean", "var"), stats))}
+    if with_bias:
+        weights["b"] = rng.standard_normal(channels_out).astype("float32")
+    conv_inputs = ["x", "w", "b"] if with_bias else ["x", "w"]
+    nodes = [helper.make_node("Conv", conv_inputs, ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"],
+                              ["n"], epsilon=eps),
+             helper.make_node("Relu", ["n"], ["y"])]
+    x = rng.standard_normal((1, channels_in, 7, 6)).astype("float32")
+    graph = helper.make_graph(
+        nodes, "conv_bn", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT,
+                                       (1, channels_out, 7, 6))],
+        [numpy_helper.from_array(a, n) for n, a in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    mod = from_onnx(model)
+    assert _has_batch_norm(mod) and not _has_batch_norm(relax.get_pipeline("zero")(mod))
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(_run(mod, x).numpy(), session.run(None, {"x": x})[0],
+                               rtol=1e-4, atol=1e-4)
