@@ -110,8 +110,9 @@ def _rebuild_kernels(mod: IRModule, target, pipeline) -> Module:
 
 def _build(mod: IRModule, target, pipeline, lookup) -> Executable:
     """``build`` past the model cache: the pipeline, the kernels, the VM code."""
-    with target, _lookup_visible_to_passes(lookup):
-        mod = _as_pass(pipeline)(mod)
+    with target:
+        with _lookup_visible_to_passes(lookup):
+            mod = _as_pass(pipeline)(mod)
         if needs_vm_lowering(mod):
             mod = vm_lowering_pipeline()(mod)
         kernel_names, kernels = unique_prim_funcs(mod)
@@ -125,8 +126,12 @@ def _build(mod: IRModule, target, pipeline, lookup) -> Executable:
 @contextlib.contextmanager
 def _lookup_visible_to_passes(lookup):
     """The pipeline's passes see ``build``'s schedule lookup (PrepackWeights schedules
-    the kernels whose weights it packs ahead of the build's own scheduling)."""
+    the kernels whose weights it packs ahead of the build's own scheduling). Only while
+    the pipeline runs: a callable in the config keeps the kernels out of the cache."""
     config = PassContext.current().config
+    if lookup is None:
+        yield
+        return
     saved = config.get(SCHEDULE_LOOKUP_CONFIG)
     config[SCHEDULE_LOOKUP_CONFIG] = lookup
     try:
