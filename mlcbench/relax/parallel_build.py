@@ -6,7 +6,8 @@ default schedules, the lowering passes (Python), LLVM IR generation and LLVM's `
 kernels; forked workers each take the next run, schedule, lower and optimize it into an
 LLVM module of its own and send back its bitcode and kernel metadata. This process
 links the modules, in kernel order, into one module and emits one object from it, as
-the serial build does (the kernel cache and ``export_library`` see a single object).
+the serial build does (the kernel cache and ``export_library`` see a single object;
+``get_source("ll-unoptimized")`` shows the runs' modules one after the other).
 
 :func:`map_runs` is the same mechanism for any work on runs of kernels whose result
 pickles: ``relax.build`` schedules kernels with the default rules through it where it
