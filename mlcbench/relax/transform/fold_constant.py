@@ -145,9 +145,12 @@ class ConstantEvaluator:
         for known, kernel in bucket:
             if structural_equal(known, func):
                 return kernel
+        from ...target import Target
         from ...tir.build import build   # looked up per call, so tests can count builds
         try:
-            kernel = build(IRModule({self._KERNEL: func}))[self._KERNEL]
+            # Run here, at build time: compiled for this host, not for the build's target
+            # (code for -mcpu=znver4 ends an AVX2 host's process with SIGILL).
+            kernel = build(IRModule({self._KERNEL: func}), Target("llvm"))[self._KERNEL]
             self.builds += 1
         except CodegenError:
             kernel = None

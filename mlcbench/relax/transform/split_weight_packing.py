@@ -121,10 +121,12 @@ def prepack_weights(mod: IRModule, target, schedule_lookup=None) -> IRModule:
     splits = find_splits(mod, {gv: scheduled[name] for name, gv in candidates.items()})
     if not splits:
         return out
+    from ...target import Target
     from ...tir.build import build     # below the graph IR, as FoldConstant's kernels
     names = {gv: f"{gv.name_hint}_pack" for gv in splits}
+    # The packings run here, at build time: compiled for this host, not for ``target``.
     library = build(IRModule({names[gv]: pack.with_attr("global_symbol", names[gv])
-                              for gv, (_, pack, _) in splits.items()}), target)
+                              for gv, (_, pack, _) in splits.items()}), Target("llvm"))
     packs = {}
     for gv, (param, pack, kernel) in splits.items():
         out[gv] = kernel

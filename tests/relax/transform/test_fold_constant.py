@@ -185,3 +185,46 @@ def test_other_dtypes(dtype):
     constant = after.body.blocks[0].bindings[-1].value.args[1]
     np.testing.assert_array_equal(constant.data.numpy(), a.reshape(3, 2))
     assert str(constant.data.dtype) == dtype
+
+
+def test_folding_compiles_for_this_host_whatever_the_build_target(monkeypatch):
+    """The kernels run here, at build time: under ``with Target("llvm -mcpu=znver4")`` (or
+    any target this host cannot run) they are still compiled for the host."""
+    from mlcbench.target import Target
+    from mlcbench.target.target import host_cpu_name
+    targets = []
+    build_module = importlib.import_module("mlcbench.tir.build")
+    original = build_module.build
+
+    def recording_build(mod, target=None, *args, **kwargs):
+        targets.append(Target(target) if target is not None else Target.current())
+        return original(mod, target, *args, **kwargs)
+    monkeypatch.setattr(build_module, "build", recording_build)
+    with Target("llvm -mcpu=znver4"):
+        folded = relax.transform.FoldConstant()(HighLevel)
+    tvm.ir.assert_structural_equal(folded, HighLevelFolded)
+    assert targets and all(t.mcpu == host_cpu_name() for t in targets)
+
+
+def test_a_model_with_weights_builds_for_another_cpu_without_running_its_code():
+    """relax.build for -mcpu=znver4 folds and pre-packs weights on this host; built in a
+    child process, since code for a CPU the host lacks would end the process."""
+    import subprocess
+    import sys
+    code = ("import numpy as np, mlcbench as tvm\n"
+            "from mlcbench import relax\n"
+            "from mlcbench.relax.frontend import nn\n"
+            "class MLP(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        self.fc1, self.fc2 = nn.Linear(64, 128), nn.Linear(128, 10)\n"
+            "    def forward(self, x):\n"
+            "        return self.fc2(self.fc1(x))\n"
+            "mod, params = MLP().export_tvm(spec={'forward': {'x': nn.spec.Tensor((1, 64), "
+            "'float32')}})\n"
+            "rng = np.random.default_rng(0)\n"
+            "mod = relax.transform.BindParams('forward', {n: rng.random(p.shape, 'float32') "
+            "for n, p in params})(mod)\n"
+            "relax.build(mod, target='llvm -mcpu=znver4')\n")
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=300)
+    assert child.returncode == 0, child.stderr[-2000:]
