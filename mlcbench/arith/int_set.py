@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ir.errors import InvalidValueError
 from ..tir import expr as E
 
 
@@ -66,7 +67,7 @@ class IntSet:
         lo, hi = self.min_value, self.max_value
         if lo is None or hi is None:
             if bound is None:
-                raise ValueError(f"cannot cover the unbounded set {self} without a bound")
+                raise InvalidValueError(f"cannot cover the unbounded set {self} without a bound")
             lo = bound.min if lo is None else lo
             hi = analyzer.simplify(bound.min + bound.extent - 1) if hi is None else hi
         return E.Range(lo, analyzer.simplify(hi - lo + 1))

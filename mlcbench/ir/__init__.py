@@ -1,7 +1,7 @@
 """Foundation of the IR: nodes, dtypes, modules, structural equality, passes, errors."""
 from .dtype import DataType, dtype
-from .errors import (CodegenError, IRError, MLCBenchError, ParseError, RuntimeError_,
-                     ScheduleError, StructuralMismatch, TuningError)
+from .errors import (CodegenError, InvalidTypeError, InvalidValueError, IRError, MLCBenchError,
+                     ParseError, RuntimeError_, ScheduleError, StructuralMismatch, TuningError)
 from .module import GlobalVar, IRModule
 from .op import Op
 from .node import Node, node

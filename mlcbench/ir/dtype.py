@@ -11,6 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .errors import InvalidTypeError, InvalidValueError
+
 _PATTERN = re.compile(r"^(int|uint|float|bfloat|bool|handle)(\d*)(?:x(\d+))?$")
 _SUPPORTED = {
     ("bool", 1), ("int", 8), ("int", 16), ("int", 32), ("int", 64), ("uint", 8),
@@ -29,12 +31,14 @@ class DataType(str):
     def __new__(cls, text: str):
         match = _PATTERN.match(text)
         if not match:
-            raise ValueError(f"unknown dtype {text!r}: expected e.g. 'float32', 'int64', 'bool'")
+            raise InvalidValueError(
+                f"unknown dtype {text!r}: expected e.g. 'float32', 'int64', 'bool'")
         code, bits, lanes = match.group(1), match.group(2), match.group(3)
         nbits = {"bool": 1, "handle": 64}.get(code) if not bits else int(bits)
         if nbits is None or (code, nbits) not in _SUPPORTED:
-            raise ValueError(f"unsupported dtype {text!r}: supported are bool, int8/16/32/64, "
-                             "uint8/16/32/64, float16/32/64")
+            raise InvalidValueError(
+                f"unsupported dtype {text!r}: supported are bool, int8/16/32/64, "
+                "uint8/16/32/64, float16/32/64")
         self = super().__new__(cls, text)
         self.code, self.bits, self.lanes = code, nbits, int(lanes) if lanes else 1
         return self
@@ -85,7 +89,7 @@ class DataType(str):
 
     def to_numpy(self) -> np.dtype:
         if self.is_handle or self.lanes != 1:
-            raise ValueError(f"{self} has no numpy equivalent")
+            raise InvalidValueError(f"{self} has no numpy equivalent")
         return np.dtype("bool" if self.is_bool else str(self))
 
     def min_value(self):
@@ -126,7 +130,7 @@ def dtype(value) -> DataType:
     try:
         np_dtype = np.dtype(value)
     except TypeError:
-        raise TypeError(f"expected a dtype (str or numpy dtype), found {value!r}") from None
+        raise InvalidTypeError(f"expected a dtype (str or numpy dtype), found {value!r}") from None
     return _cached("bool" if np_dtype == np.bool_ else np_dtype.name)
 
 

@@ -1,9 +1,30 @@
-"""One hierarchy of errors. Messages say what was expected, what was found, and where."""
+"""One hierarchy of errors. Messages say what was expected, what was found, and where.
+
+Every error mlcbench raises on purpose is an :class:`MLCBenchError`. Where Python has a
+built-in error for the same mistake, the class is that one too (:class:`InvalidValueError`
+is a ``ValueError``, :class:`RuntimeError_` a ``RuntimeError``), so code written for TVM
+or numpy that catches the built-in keeps working::
+
+    try:
+        dtype("flaot32")
+    except ValueError as err:          # also an MLCBenchError
+        print(err)                     # unknown dtype 'flaot32': expected e.g. 'float32', ...
+"""
 from __future__ import annotations
 
 
 class MLCBenchError(Exception):
     """Base of every error mlcbench raises on purpose."""
+
+
+class InvalidValueError(MLCBenchError, ValueError):
+    """An argument of the right kind with a value that is not accepted (an unknown dtype
+    or kind name, a count below one, ...)."""
+
+
+class InvalidTypeError(MLCBenchError, TypeError):
+    """An argument of a kind the function does not take (a str where a module was
+    expected, ...)."""
 
 
 class IRError(MLCBenchError):
@@ -36,8 +57,9 @@ class CodegenError(MLCBenchError):
     """IR that cannot be lowered or compiled to machine code."""
 
 
-class RuntimeError_(MLCBenchError):
-    """Failure while running compiled code or managing devices and arrays."""
+class RuntimeError_(MLCBenchError, RuntimeError):
+    """Failure while running compiled code or managing devices and arrays. The trailing
+    underscore keeps the name apart from the built-in, which it also is."""
 
 
 class TuningError(MLCBenchError):

@@ -21,7 +21,7 @@ import inspect
 import threading
 from dataclasses import dataclass
 
-from .errors import MLCBenchError
+from .errors import InvalidTypeError, MLCBenchError
 from .module import IRModule
 
 
@@ -96,8 +96,9 @@ class Pass:
 
     def __call__(self, mod: IRModule) -> IRModule:
         if not isinstance(mod, IRModule):
-            raise TypeError(f"pass {self.info.name} expects an IRModule, found "
-                            f"{type(mod).__name__}; wrap a function with IRModule.from_expr")
+            raise InvalidTypeError(
+                f"pass {self.info.name} expects an IRModule, found "
+                f"{type(mod).__name__}; wrap a function with IRModule.from_expr")
         ctx = PassContext.current()
         if not ctx.pass_enabled(self.info):
             return mod

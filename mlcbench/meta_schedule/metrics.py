@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.errors import InvalidValueError
+
 __all__ = ["kendall_tau", "pairwise_accuracy", "peak_at_k", "ranks", "spearman",
            "top_k_recall"]
 
@@ -28,8 +30,8 @@ def _arrays(pred, measured):
     pred = np.asarray(pred, dtype=np.float64).ravel()
     measured = np.asarray(measured, dtype=np.float64).ravel()
     if pred.shape != measured.shape:
-        raise ValueError(f"metrics: predictions ({pred.size}) and measurements "
-                         f"({measured.size}) must have the same length")
+        raise InvalidValueError(f"metrics: predictions ({pred.size}) and measurements "
+                                f"({measured.size}) must have the same length")
     return pred, measured
 
 

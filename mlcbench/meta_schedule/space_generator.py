@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import random
 
-from ..ir.errors import ScheduleError
+from ..ir.errors import InvalidTypeError, InvalidValueError, ScheduleError
 from ..ir.module import IRModule
 from ..tir.function import PrimFunc
 from ..tir.functor import post_order_visit
@@ -117,8 +117,8 @@ class SpaceGenerator:
             return PostOrderApply(*args, **kwargs)
         if kind == "union":
             return SpaceGeneratorUnion(*args, **kwargs)
-        raise ValueError(f"SpaceGenerator.create: unknown kind {kind!r}; expected "
-                         "'post-order-apply', 'union' or a function of a Schedule")
+        raise InvalidValueError(f"SpaceGenerator.create: unknown kind {kind!r}; expected "
+                                "'post-order-apply', 'union' or a function of a Schedule")
 
 
 def _kind(value: str, default: str) -> str:
@@ -130,7 +130,7 @@ def _as_module(mod) -> IRModule:
         return IRModule({"main": mod})
     if isinstance(mod, IRModule):
         return mod
-    raise TypeError(f"expected an IRModule or a PrimFunc, found {type(mod).__name__}")
+    raise InvalidTypeError(f"expected an IRModule or a PrimFunc, found {type(mod).__name__}")
 
 
 class ScheduleFn(SpaceGenerator):
@@ -149,8 +149,8 @@ class ScheduleFn(SpaceGenerator):
                  mutator_probs=FROM_TARGET):
         super().__init__(sch_rules, postprocs, mutator_probs)
         if not callable(sch_fn):
-            raise TypeError(f"ScheduleFn expects a function of a Schedule, found "
-                            f"{type(sch_fn).__name__}")
+            raise InvalidTypeError(f"ScheduleFn expects a function of a Schedule, found "
+                                   f"{type(sch_fn).__name__}")
         self.sch_fn = sch_fn
 
     def generate_design_space(self, mod) -> list:
@@ -162,8 +162,9 @@ class ScheduleFn(SpaceGenerator):
             return [result]
         result = list(result)
         if not all(isinstance(s, Schedule) for s in result):
-            raise TypeError("ScheduleFn: the function must return None, a Schedule or a "
-                            f"list of Schedules, found {[type(s).__name__ for s in result]}")
+            raise InvalidTypeError(
+                "ScheduleFn: the function must return None, a Schedule or a "
+                f"list of Schedules, found {[type(s).__name__ for s in result]}")
         return result
 
 

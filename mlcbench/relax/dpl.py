@@ -14,6 +14,7 @@ Patterns look through variable bindings, so ``is_op("relax.add")(is_op("relax.mu
 """
 from __future__ import annotations
 
+from ..ir.errors import InvalidTypeError
 from ..ir.op import Op
 from .expr import Call, Constant, Var
 from .expr_functor import PyExprMutator
@@ -128,7 +129,7 @@ def _match_here(pattern, expr, matches, var2val) -> bool:
             return False
         return _match(pattern.op, expr.op, matches, var2val) and all(
             _match(p, a, matches, var2val) for p, a in zip(pattern.args, expr.args))
-    raise TypeError(f"unknown pattern {type(pattern).__name__}")
+    raise InvalidTypeError(f"unknown pattern {type(pattern).__name__}")
 
 
 class _Rewriter(PyExprMutator):

@@ -20,6 +20,7 @@ The course's rewrite of ``add(multiply(a, b), c)`` into one fused op::
 """
 from __future__ import annotations
 
+from ..ir.errors import InvalidTypeError
 from ..ir.module import GlobalVar
 from ..ir.op import Op
 from .block_builder import BlockBuilder
@@ -38,7 +39,7 @@ def _kind(expr) -> str:
     for klass in type(expr).__mro__:
         if klass in _KINDS:
             return _KINDS[klass]
-    raise TypeError(f"not a Relax expression: {type(expr).__name__}")
+    raise InvalidTypeError(f"not a Relax expression: {type(expr).__name__}")
 
 
 class ExprVisitor:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import ArgumentValueError
 from .registry import register_func
 
 _GOLDEN_RATIO = 1.618
@@ -97,7 +98,8 @@ def measure(func, args: tuple = (), number: int = 10, repeat: int = 1, min_repea
     call overhead, so with a raw ctypes function that is about a microsecond per call.
     """
     if number < 1 or repeat < 1:
-        raise ValueError(f"number and repeat must be >= 1, found number={number}, repeat={repeat}")
+        raise ArgumentValueError(
+            f"number and repeat must be >= 1, found number={number}, repeat={repeat}")
     if warmup:
         func(*args)
     results = []

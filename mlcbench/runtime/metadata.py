@@ -116,12 +116,15 @@ def encode_metadata(specs) -> bytes:
 def decode_metadata(data: bytes) -> list[KernelSpec]:
     """Inverse of :func:`encode_metadata` (trailing NULs are ignored)."""
     text = bytes(data).split(b"\0", 1)[0]
+    preview = text[:60].decode("utf-8", "replace")
     try:
         doc = json.loads(text.decode("utf-8"))
-        if doc.get("mlcbench_metadata") != METADATA_VERSION:
-            raise ValueError(f"version {doc.get('mlcbench_metadata')!r}, "
-                             f"expected {METADATA_VERSION}")
-        return [_spec_from_json(entry) for entry in doc["kernels"]]
+        version = doc.get("mlcbench_metadata")
+        specs = [_spec_from_json(entry) for entry in doc["kernels"]] \
+            if version == METADATA_VERSION else None
     except (ValueError, KeyError, TypeError, AttributeError) as err:
-        preview = text[:60].decode("utf-8", "replace")
         raise RuntimeError_(f"malformed mlcbench metadata ({err}): starts with {preview!r}") from None
+    if specs is None:
+        raise RuntimeError_(f"malformed mlcbench metadata (version {version!r}, expected "
+                            f"{METADATA_VERSION}): starts with {preview!r}")
+    return specs

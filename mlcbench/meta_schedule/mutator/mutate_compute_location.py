@@ -24,6 +24,7 @@ class MutateComputeLocation(Mutator):
         self.mod = mod
 
     def apply(self, trace: Trace, rand_state=None) -> Trace | None:
+        self._module()      # checked here: the replays below read a failure as "illegal"
         rng = as_random(rand_state)
         insts = without_postproc(trace)
         candidates = [n for n, inst in enumerate(insts)

@@ -34,6 +34,7 @@ class MutateParallel(Mutator):
         if not annotations:
             return None
         inst = rng.choice(annotations)
+        self._module()      # checked here: a failed replay below means "leave it"
         try:
             extents = self._extents(insts)
         except MLCBenchError:

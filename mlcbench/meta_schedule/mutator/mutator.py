@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from ...ir.errors import MLCBenchError
+from ...ir.errors import InvalidTypeError, InvalidValueError, MLCBenchError
 from ...tir.schedule import Schedule, Trace
 from ..schedule_rule.schedule_rule import TargetAware
 
@@ -32,8 +32,8 @@ def as_random(rand_state) -> random.Random:
         return random.Random(rand_state)
     if hasattr(rand_state, "integers"):
         return random.Random(int(rand_state.integers(0, 2 ** 31 - 1)))
-    raise TypeError(f"rand_state must be an int, a random.Random or a numpy Generator, "
-                    f"found {type(rand_state).__name__}")
+    raise InvalidTypeError(f"rand_state must be an int, a random.Random or a numpy Generator, "
+                           f"found {type(rand_state).__name__}")
 
 
 class Mutator(TargetAware):
@@ -63,16 +63,20 @@ class Mutator(TargetAware):
 
     def _replay(self, insts) -> Schedule:
         """A schedule of the module after ``insts`` (raises when they do not replay)."""
-        if self.mod is None:
-            raise ValueError(f"{type(self).__name__} needs the module: pass mod= or "
-                             "initialize it with a TuneContext")
-        sch = Schedule(self.mod)
+        sch = Schedule(self._module())
         Trace(insts).apply_to_schedule(sch)
         return sch
+
+    def _module(self):
+        if self.mod is None:
+            raise InvalidValueError(f"{type(self).__name__} needs the module: pass mod= or "
+                                    "initialize it with a TuneContext")
+        return self.mod
 
     def _replays(self, trace: Trace) -> bool:
         """Whether ``trace`` replays on the module up to its postprocessing: a changed
         decision may leave a later ``sample_compute_location`` decision illegal."""
+        self._module()      # a missing module is the caller's mistake, not a failed replay
         try:
             self._replay(without_postproc(trace))
         except MLCBenchError:
@@ -88,8 +92,9 @@ class Mutator(TargetAware):
         from .mutate_unroll import MutateUnroll
         name = kind.split()[0] if isinstance(kind, str) else kind.kind.name
         if name not in ("llvm", "c"):
-            raise ValueError(f"Mutator.create: no default mutators for target kind {name!r}; "
-                             "expected 'llvm'")
+            raise InvalidValueError(
+                f"Mutator.create: no default mutators for target kind {name!r}; "
+                "expected 'llvm'")
         return {MutateTileSize(): 0.9, MutateComputeLocation(): 0.05, MutateUnroll(): 0.03,
                 MutateParallel(max_jobs_per_core=16): 0.02}
 

@@ -11,6 +11,7 @@ whether the candidate is still valid::
 """
 from __future__ import annotations
 
+from ...ir.errors import InvalidValueError
 from ..schedule_rule.schedule_rule import TargetAware
 
 
@@ -43,8 +44,8 @@ class Postproc(TargetAware):
         from .rewrite_reduction_block import RewriteReductionBlock
         name = kind.split()[0] if isinstance(kind, str) else kind.kind.name
         if name not in ("llvm", "c"):
-            raise ValueError(f"Postproc.create: no default postprocessors for target kind "
-                             f"{name!r}; expected 'llvm'")
+            raise InvalidValueError(f"Postproc.create: no default postprocessors for target kind "
+                                    f"{name!r}; expected 'llvm'")
         return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(), PackVectorOperand(),
                 RewriteReductionBlock()]
 

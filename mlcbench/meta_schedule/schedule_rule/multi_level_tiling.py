@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...ir.errors import ScheduleError
+from ...ir.errors import InvalidValueError, ScheduleError
 from ..block_analysis import (OTHER, REDUCE, SPATIAL, has_block, locate_block,
                               loop_iter_types, needs_multi_level_tiling, vector_operand_reads)
 from ..postproc.pack_vector_operand import PACK_ANNOTATION
@@ -43,7 +43,8 @@ class ReuseType:
 
     def __post_init__(self):
         if self.req not in ("no", "may", "must"):
-            raise ValueError(f"ReuseType: req must be 'no', 'may' or 'must', found {self.req!r}")
+            raise InvalidValueError(
+                f"ReuseType: req must be 'no', 'may' or 'must', found {self.req!r}")
         object.__setattr__(self, "levels", tuple(int(x) for x in self.levels))
 
 
@@ -67,14 +68,16 @@ class MultiLevelTiling(ScheduleRule):
                  reuse_write: ReuseType | None = CPU_WRITE_REUSE, filter_fn=None,
                  pack_vector_operand: str = "no"):
         if not structure or set(structure) - {"S", "R"} or "S" not in structure:
-            raise ValueError(f"MultiLevelTiling: structure must be made of 'S' and 'R' with "
-                             f"at least one 'S', found {structure!r}")
+            raise InvalidValueError(
+                f"MultiLevelTiling: structure must be made of 'S' and 'R' with "
+                f"at least one 'S', found {structure!r}")
         if tile_binds:
-            raise ValueError("MultiLevelTiling: tile_binds (GPU thread binding) is not "
-                             "supported; this compiler targets CPUs")
+            raise InvalidValueError("MultiLevelTiling: tile_binds (GPU thread binding) is not "
+                                    "supported; this compiler targets CPUs")
         if pack_vector_operand not in ("no", "may", "must"):
-            raise ValueError(f"MultiLevelTiling: pack_vector_operand must be 'no', 'may' or "
-                             f"'must', found {pack_vector_operand!r}")
+            raise InvalidValueError(
+                f"MultiLevelTiling: pack_vector_operand must be 'no', 'may' or "
+                f"'must', found {pack_vector_operand!r}")
         self.structure = structure
         self.pack_vector_operand = pack_vector_operand
         self.tile_binds = tile_binds

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 
+from ...ir.errors import InvalidValueError
 from ...target import Target
 
 
@@ -73,8 +74,9 @@ class ScheduleRule(TargetAware):
         from .random_compute_location import RandomComputeLocation
         kind = as_target(kind).kind.name if not isinstance(kind, str) else kind.split()[0]
         if kind not in ("llvm", "c"):
-            raise ValueError(f"ScheduleRule.create: no default rules for target kind {kind!r}; "
-                             "expected 'llvm'")
+            raise InvalidValueError(
+                f"ScheduleRule.create: no default rules for target kind {kind!r}; "
+                "expected 'llvm'")
         return [
             AutoInline(into_producer=False, into_consumer=True, inline_const_tensor=True,
                        disallow_if_then_else=True, require_injective=True,

@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 
+from ...ir.errors import InvalidTypeError
 from ...ir.module import GlobalVar
 from ...ir.op import Op
 from ...tir.expr import IntImm, Var as TIRVar
@@ -141,7 +142,7 @@ class RelaxPrinter:
             return "R." + e.name[len("relax."):]
         if isinstance(e, rx.Function):
             raise NotImplementedError("nested functions are printed only as module members")
-        raise TypeError(f"cannot print {type(e).__name__} as Relax TVMScript")
+        raise InvalidTypeError(f"cannot print {type(e).__name__} as Relax TVMScript")
 
     def tuple_text(self, fields) -> str:
         if not fields:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 
+from ...ir.errors import InvalidTypeError
 from ...ir.module import IRModule
 from ...ir.node import register_printer
 from ...tir import expr as E
@@ -57,8 +58,9 @@ def script(obj, name: str | None = None, indent_spaces: int = 4,
         return None                  # not TIR: another printer's options are not ours to judge
     unknown = set(options) - _IGNORED_OPTIONS
     if unknown:
-        raise TypeError(f"script() got unknown option(s) {sorted(unknown)}; it accepts name, "
-                        f"indent_spaces, print_line_numbers and TVM's {sorted(_IGNORED_OPTIONS)}")
+        raise InvalidTypeError(
+            f"script() got unknown option(s) {sorted(unknown)}; it accepts name, "
+            f"indent_spaces, print_line_numbers and TVM's {sorted(_IGNORED_OPTIONS)}")
     if print_line_numbers:
         lines = text.split("\n")
         width = len(str(len(lines)))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 
+from ...ir.errors import InvalidTypeError
 from ...ir.dtype import dtype as as_dtype
 from ...ir.node import Node
 from ...tir import expr as E
@@ -232,4 +233,4 @@ def _lookup(node_type):
             return method
         if klass is Node:
             break
-    raise TypeError(f"the TIR printer cannot print a {node_type.__name__} as an expression")
+    raise InvalidTypeError(f"the TIR printer cannot print a {node_type.__name__} as an expression")

@@ -15,6 +15,7 @@ them print as one ``for i, j, k in T.grid(128, 128, 128):``.
 """
 from __future__ import annotations
 
+from ...ir.errors import InvalidTypeError
 from ...tir import expr as E
 from ...tir.functor import uses_var
 from ...tir.stmt import For, ForKind, SeqStmt
@@ -56,7 +57,8 @@ class StmtPrinter(ScopedPrinter):
             if method is not None:
                 cls._stmt_table[node_type] = method
                 return method
-        raise TypeError(f"the TIR printer cannot print a {node_type.__name__} as a statement")
+        raise InvalidTypeError(
+            f"the TIR printer cannot print a {node_type.__name__} as a statement")
 
     # -- simple statements --------------------------------------------------------------
     def s_BufferStore(self, s, concise):

@@ -49,6 +49,7 @@ What the code generator may rely on for every PrimFunc of the result:
 """
 from __future__ import annotations
 
+from ...ir.errors import InvalidTypeError
 from ...ir.module import IRModule
 from ...ir.transform import Sequential
 from .compact_buffer import CompactBufferAllocation
@@ -93,6 +94,6 @@ def lower(mod_or_func, name: str = "main") -> IRModule:
     if isinstance(mod_or_func, PrimFunc):
         mod_or_func = IRModule.from_expr(mod_or_func, name)
     if not isinstance(mod_or_func, IRModule):
-        raise TypeError(f"lower expects a PrimFunc or an IRModule, found "
-                        f"{type(mod_or_func).__name__}")
+        raise InvalidTypeError(f"lower expects a PrimFunc or an IRModule, found "
+                               f"{type(mod_or_func).__name__}")
     return default_lowering_pipeline()(mod_or_func)
