@@ -19,6 +19,7 @@ schedules (and ``tir.Schedule`` objects) into PrimFuncs first.
 """
 import sys
 
+from ..ir.errors import InvalidTypeError
 from ..tir import build as _tir
 from ..tir.build import as_module, build_lowered, kernel_spec, kernel_symbol, resolve_target
 
@@ -68,7 +69,16 @@ def build(inputs, args=None, target=None, name=None, *, target_host=None):
 
 
 def lower(inputs, args=None, name: str = "main", simple_mode: bool = False):
-    """Lower scheduled TensorIR (or a te schedule with ``args``) for code generation."""
+    """Lower scheduled TensorIR (or a te schedule with ``args``) for code generation.
+
+    ``simple_mode=True`` is TVM's way to print the compact loop nest, without the loop
+    partitioning its pipeline otherwise runs; this pipeline never partitions loops
+    (:func:`~mlcbench.tir.transform.default_lowering_pipeline`), so both values give
+    that compact form.
+    """
+    if not isinstance(simple_mode, bool):
+        raise InvalidTypeError(f"lower: simple_mode must be True or False, found "
+                               f"{type(simple_mode).__name__} {simple_mode!r}")
     if isinstance(args, str):
         name, args = args, None
     return _tir.lower(_scheduled(inputs, args, name), name)

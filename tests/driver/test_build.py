@@ -78,3 +78,24 @@ def test_primfunc_without_global_symbol_is_main():
 def test_gpu_target_is_refused():
     with pytest.raises(CodegenError, match="CPU only"):
         build(from_source(MM_RELU), target="cuda")
+
+
+def test_lower_simple_mode_gives_the_compact_loop_nest_either_way():
+    from mlcbench.ir import assert_structural_equal
+    from mlcbench.tir import Schedule
+    sch = Schedule(from_source(MM_RELU))
+    _, j, _ = sch.get_loops(sch.get_block("Y", func_name="mm_relu"))
+    sch.split(j, factors=[None, 5])          # 128 = 25 * 5 + 3: a guarded tail
+    simple, full = lower(sch.mod, simple_mode=True), lower(sch.mod, simple_mode=False)
+    assert_structural_equal(simple, full)
+    text = simple.script()
+    # one loop over j_0 with its guard, not a main part and a tail (no partitioning)
+    assert "for i, j_0, j_1, k in T.grid(128, 26, 5, 128):" in text
+    assert "if j_0 * 5 + j_1 < 128:" in text
+
+
+def test_lower_refuses_a_simple_mode_that_is_not_a_bool():
+    from mlcbench.ir.errors import InvalidTypeError
+    with pytest.raises(InvalidTypeError, match="lower: simple_mode must be True or False, "
+                       "found str 'yes'"):
+        lower(from_source(MM_RELU), simple_mode="yes")
