@@ -34,15 +34,10 @@ def zero_pipeline() -> Sequential:
     from .transform.fold_batchnorm_to_conv2d import FoldBatchnormToConv2D
     from .transform.fold_constant import FoldConstant
     from .transform.fuse_ops import FuseOps
+    from .transform.fuse_tir import FuseTIR
     from .transform.legalize_ops import LegalizeOps
-    passes = [FoldConstant(), FoldBatchnormToConv2D(), LegalizeOps(), AnnotateTIROpPattern(),
-              FuseOps()]
-    try:
-        from .transform.fuse_tir import FuseTIR
-    except ModuleNotFoundError:
-        # Until FuseTIR lands, fused groups stay Relax functions; the VM calls them.
-        return Sequential(passes, name="relax.zero")
-    return Sequential(passes + [FuseTIR()], name="relax.zero")
+    return Sequential([FoldConstant(), FoldBatchnormToConv2D(), LegalizeOps(),
+                       AnnotateTIROpPattern(), FuseOps(), FuseTIR()], name="relax.zero")
 
 
 def vm_lowering_pipeline() -> Sequential:

@@ -16,13 +16,9 @@ from mlcbench.relax.frontend import nn
 from mlcbench.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from mlcbench.relax.transform.bind_params import BindParams
 from mlcbench.relax.transform.fuse_ops import FuseOps
+from mlcbench.relax.transform.fuse_tir import FuseTIR
 from mlcbench.relax.transform.legalize_ops import LegalizeOps
 from mlcbench.script import from_source, ir as I, relax as R, tir as T
-
-try:
-    from mlcbench.relax.transform.fuse_tir import FuseTIR
-except ModuleNotFoundError:        # the pass is not in every checkout yet
-    FuseTIR = None
 
 N = 360   # the test split, run as one batch
 
@@ -288,9 +284,9 @@ def exported(name, batch):
 
 
 def fusion_passes():
-    """LegalizeOps -> AnnotateTIROpPattern -> FuseOps -> FuseTIR (when present)."""
-    passes = [LegalizeOps(), AnnotateTIROpPattern(), FuseOps()]
-    return tvm.transform.Sequential(passes + ([FuseTIR()] if FuseTIR else []))
+    """LegalizeOps -> AnnotateTIROpPattern -> FuseOps -> FuseTIR."""
+    return tvm.transform.Sequential([LegalizeOps(), AnnotateTIROpPattern(), FuseOps(),
+                                     FuseTIR()])
 
 
 # -- data and references ----------------------------------------------------------------------
@@ -418,9 +414,6 @@ def test_fusion_groups_the_calls_of_main(name, unfused):
     assert main_calls(fusion_passes()(mod)) < unfused
 
 
-@pytest.mark.xfail(FuseTIR is None, strict=True,
-                   reason="FuseTIR (mlcbench/relax/transform/fuse_tir.py) is not there yet: "
-                          "fused groups stay Relax functions that launch every kernel")
 @pytest.mark.parametrize("name, unfused", [("mlp", 7), ("cnn", 14)])
 def test_fusion_cuts_the_kernels_launched(name, unfused):
     mod, _ = exported(name, 64)

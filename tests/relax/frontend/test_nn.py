@@ -366,8 +366,6 @@ def test_legalize_ops_pass_turns_the_exported_cnn_into_call_tir():
                                rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.skipif(not (hasattr(relax, "build") and hasattr(relax, "VirtualMachine")),
-                    reason="relax.build / relax.VirtualMachine are not available yet")
 def test_course_flow_through_the_virtual_machine():
     _, _, x_test, _ = datasets.load_digits()
     mod, params = trained_cnn().export_tvm(spec=spec_of(x_test.shape))
