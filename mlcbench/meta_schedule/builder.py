@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..codegen import kernel_cache
+from ..ir.errors import InvalidValueError
 from ..ir.module import IRModule
 from ..target import Target
 from ..tir.build import build
@@ -52,7 +53,7 @@ class Builder:
     @staticmethod
     def create(kind: str = "local", *args, **kwargs) -> "Builder":
         if kind != "local":
-            raise ValueError(f"Builder.create: unknown kind {kind!r}, expected 'local'")
+            raise InvalidValueError(f"Builder.create: unknown kind {kind!r}, expected 'local'")
         return LocalBuilder(*args, **kwargs)
 
 

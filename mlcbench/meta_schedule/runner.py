@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir.errors import TuningError
+from ..ir.errors import InvalidValueError, TuningError
 from .arg_info import ArgInfo, TensorInfo
 from .builder import remove_artifact
 from .worker_pool import WorkerPool
@@ -91,7 +91,7 @@ class Runner:
     @staticmethod
     def create(kind: str = "local", *args, **kwargs) -> "Runner":
         if kind != "local":
-            raise ValueError(f"Runner.create: unknown kind {kind!r}, expected 'local'")
+            raise InvalidValueError(f"Runner.create: unknown kind {kind!r}, expected 'local'")
         return LocalRunner(*args, **kwargs)
 
 

@@ -4,6 +4,8 @@ import pytest
 
 from mlcbench.ir import MLCBenchError, RuntimeError_, dtype
 from mlcbench.ir.transform import module_pass
+from mlcbench.meta_schedule.builder import Builder
+from mlcbench.meta_schedule.runner import Runner
 from mlcbench.meta_schedule.space_generator import SpaceGenerator
 from mlcbench.runtime.benchmark import measure
 from mlcbench.runtime.metadata import decode_metadata
@@ -17,6 +19,8 @@ from mlcbench.tir.transform.pipeline import lower
     (lambda: module_pass(lambda mod, ctx: mod, name="keep")("not a module"), TypeError,
      "pass keep expects an IRModule, found str"),
     (lambda: SpaceGenerator.create("random"), ValueError, "unknown kind 'random'"),
+    (lambda: Builder.create("remote"), ValueError, "Builder.create: unknown kind 'remote'"),
+    (lambda: Runner.create("remote"), ValueError, "Runner.create: unknown kind 'remote'"),
     (lambda: measure(lambda: None, number=0), ValueError, "number and repeat must be >= 1"),
 ])
 def test_errors_are_mlcbench_errors_and_the_builtin(action, builtin, match):
