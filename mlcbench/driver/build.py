@@ -1,21 +1,14 @@
-"""``build``: TensorIR in, a runtime Module of compiled functions out (TVM's ``tvm.build``).
+"""The public spelling ``mlcbench.build`` / ``mlcbench.lower`` over :mod:`mlcbench.tir.build`.
 
-Example::
-
-    lib = mlcbench.build(MyModule, target="llvm")
-    lib["mm_relu"](a_nd, b_nd, c_nd)
-    print(lib.get_source("ll"))          # the optimized LLVM IR
-
-The older tutorials' spelling with a te schedule and its arguments works too::
+The compiler itself (lowering, kernel specs, LLVM, the kernel cache) is in
+:mod:`mlcbench.tir.build`, below the graph IR, so that ``relax.build`` compiles its
+kernels with the same code. What this module adds is the inputs the older tutorials
+pass: a te schedule with its argument list, or a ``tir.Schedule``, each turned into
+PrimFuncs first::
 
     s = te.create_schedule(C.op)
     func = mlcbench.build(s, [A, B, C], target="llvm", name="mmult")
     print(mlcbench.lower(s, [A, B, C]))
-
-The implementation lives in :mod:`mlcbench.tir.build`, below the graph IR, so that
-``relax.build`` compiles its kernels with the same code; this driver module keeps the
-public spelling ``mlcbench.build`` / ``mlcbench.driver.build.build`` and turns te
-schedules (and ``tir.Schedule`` objects) into PrimFuncs first.
 """
 import sys
 
