@@ -64,3 +64,27 @@ def test_conv2d_blocks_are_named_like_tvm():
     assert 'with T.block("conv2d_nchw"):' in text
     assert "for nn, ff, yy, xx, rc, ry, rx in T.grid(1, 4, 5, 5, 2, 3, 3):" in text
     assert "pad_temp[v_nn, v_rc, v_yy + v_ry, v_xx + v_rx]" in text
+
+
+def test_group_conv2d_nhwc_matches_the_nchw_reference(run_te, rng):
+    a = rng.standard_normal((1, 7, 7, 4)).astype("float32")     # NHWC
+    w = rng.standard_normal((3, 3, 2, 6)).astype("float32")     # HWIO, 2 channels per group
+    x, kt = te.placeholder(a.shape, name="x"), te.placeholder(w.shape, name="w")
+    y = topi.nn.conv2d(x, kt, 2, 1, 1, groups=2, data_layout="NHWC")
+    assert y.op.name == "group_conv2d_nhwc"
+    expected = ref.conv2d_nchw_python(a.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), 2,
+                                      (1, 1, 1, 1), groups=2).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(run_te([x, kt], y, [a, w]), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("layout, data_shape, kernel_shape, name", [
+    ("NCHW", (1, 5, 7, 7), (6, 2, 3, 3), "group_conv2d_nchw"),
+    ("NHWC", (1, 7, 7, 5), (3, 3, 2, 6), "group_conv2d_nhwc"),
+])
+def test_grouped_conv2d_refuses_channels_the_groups_do_not_split(layout, data_shape,
+                                                                  kernel_shape, name):
+    from mlcbench.ir.errors import IRError
+    x, w = te.placeholder(data_shape, name="x"), te.placeholder(kernel_shape, name="w")
+    with pytest.raises(IRError, match=f"{name}: data has 5 channels, kernel expects 2 per "
+                       "group x 2 groups"):
+        topi.nn.conv2d(x, w, 1, 1, 1, groups=2, data_layout=layout)

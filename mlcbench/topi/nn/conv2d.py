@@ -8,6 +8,8 @@ reduces over input channels and the kernel window in one block named after the o
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ...ir.errors import IRError
 from ...te import reduce_axis, sum as te_sum
 from ...te.operation import compute
@@ -62,31 +64,57 @@ def _out_size(size, k, dilation, stride, pad_lo, pad_hi):
     return out
 
 
+class _Window(NamedTuple):
+    """The sliding window every layout shares: the padded input, the output size, and
+    the input row/column an output position and a kernel tap read."""
+    temp: Tensor
+    out_h: object
+    out_w: object
+    stride: tuple
+    dilation: tuple
+
+    def row(self, yy, ry):
+        return yy * self.stride[0] + ry * self.dilation[0]
+
+    def col(self, xx, rx):
+        return xx * self.stride[1] + rx * self.dilation[1]
+
+
+def _window(data: Tensor, kh, kw, stride, padding, dilation, layout: str) -> _Window:
+    (sh, sw), (dh, dw) = _pair(stride, "stride"), _pair(dilation, "dilation")
+    in_h, in_w = data.shape[layout.index("H")], data.shape[layout.index("W")]
+    top, left, bottom, right = get_pad_tuple(padding, ((int(kh) - 1) * dh + 1,
+                                                       (int(kw) - 1) * dw + 1))
+    return _Window(_padded(data, top, left, bottom, right, layout),
+                   _out_size(in_h, kh, dh, sh, top, bottom),
+                   _out_size(in_w, kw, dw, sw, left, right), (sh, sw), (dh, dw))
+
+
+def _group_channel(name: str, in_c, group_in_c, out_c, groups: int):
+    """``channel(ff, rc)``: the input channel output channel ``ff`` reads at reduction
+    step ``rc`` (its group's block of ``group_in_c`` channels when ``groups > 1``)."""
+    if const_int(in_c) is not None and const_int(in_c) != const_int(group_in_c) * groups:
+        raise IRError(f"{name}: data has {in_c} channels, kernel expects {group_in_c} per "
+                      f"group x {groups} groups")
+    if groups == 1:
+        return lambda ff, rc: rc
+    out_per_group = out_c // groups
+    return lambda ff, rc: ff // out_per_group * group_in_c + rc
+
+
 def group_conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation, groups: int,
                       out_dtype=None, name: str = "group_conv2d_nchw") -> Tensor:
     """Grouped NCHW convolution; ``kernel`` is (out_channels, in_channels / groups, kh, kw)."""
     out_dtype = out_dtype or data.dtype
-    (sh, sw), (dh, dw) = _pair(stride, "stride"), _pair(dilation, "dilation")
-    batch, in_c, in_h, in_w = data.shape
+    batch, in_c = data.shape[:2]
     out_c, group_in_c, kh, kw = kernel.shape
-    if const_int(in_c) is not None and const_int(in_c) != const_int(group_in_c) * groups:
-        raise IRError(f"{name}: data has {in_c} channels, kernel expects {group_in_c} per "
-                      f"group x {groups} groups")
-    top, left, bottom, right = get_pad_tuple(padding, ((int(kh) - 1) * dh + 1,
-                                                       (int(kw) - 1) * dw + 1))
-    out_h = _out_size(in_h, kh, dh, sh, top, bottom)
-    out_w = _out_size(in_w, kw, dw, sw, left, right)
-    temp = _padded(data, top, left, bottom, right, "NCHW")
+    channel = _group_channel(name, in_c, group_in_c, out_c, groups)
+    win = _window(data, kh, kw, stride, padding, dilation, "NCHW")
     rc = reduce_axis((0, group_in_c), name="rc")
     ry = reduce_axis((0, kh), name="ry")
     rx = reduce_axis((0, kw), name="rx")
-    out_per_group = out_c // groups if groups > 1 else None
-
-    def channel(ff):
-        return rc if out_per_group is None else ff // out_per_group * group_in_c + rc
-
-    return compute((batch, out_c, out_h, out_w), lambda nn, ff, yy, xx: te_sum(
-        temp[nn, channel(ff), yy * sh + ry * dh, xx * sw + rx * dw].astype(out_dtype)
+    return compute((batch, out_c, win.out_h, win.out_w), lambda nn, ff, yy, xx: te_sum(
+        win.temp[nn, channel(ff, rc), win.row(yy, ry), win.col(xx, rx)].astype(out_dtype)
         * kernel[ff, rc, ry, rx].astype(out_dtype), axis=[rc, ry, rx]), name=name, tag=name)
 
 
@@ -101,18 +129,13 @@ def depthwise_conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilatio
                           out_dtype=None) -> Tensor:
     """Depthwise convolution; ``kernel`` is (channels, multiplier, kh, kw) as in TVM."""
     out_dtype = out_dtype or data.dtype
-    (sh, sw), (dh, dw) = _pair(stride, "stride"), _pair(dilation, "dilation")
-    batch, in_c, in_h, in_w = data.shape
-    k_c, multiplier, kh, kw = kernel.shape
-    top, left, bottom, right = get_pad_tuple(padding, ((int(kh) - 1) * dh + 1,
-                                                       (int(kw) - 1) * dw + 1))
-    out_h = _out_size(in_h, kh, dh, sh, top, bottom)
-    out_w = _out_size(in_w, kw, dw, sw, left, right)
-    temp = _padded(data, top, left, bottom, right, "NCHW")
+    batch, in_c = data.shape[:2]
+    _, multiplier, kh, kw = kernel.shape
+    win = _window(data, kh, kw, stride, padding, dilation, "NCHW")
     ry = reduce_axis((0, kh), name="ry")
     rx = reduce_axis((0, kw), name="rx")
-    return compute((batch, in_c * multiplier, out_h, out_w), lambda b, c, i, j: te_sum(
-        temp[b, c // multiplier, i * sh + ry * dh, j * sw + rx * dw].astype(out_dtype)
+    return compute((batch, in_c * multiplier, win.out_h, win.out_w), lambda b, c, i, j: te_sum(
+        win.temp[b, c // multiplier, win.row(i, ry), win.col(j, rx)].astype(out_dtype)
         * kernel[c // multiplier, c % multiplier, ry, rx].astype(out_dtype), axis=[ry, rx]),
         name="DepthwiseConv2d", tag="depthwise_conv2d_nchw")
 
@@ -121,26 +144,18 @@ def conv2d_nhwc(data: Tensor, kernel: Tensor, stride, padding, dilation, out_dty
                 groups: int = 1) -> Tensor:
     """NHWC convolution with an HWIO ``kernel`` (block ``conv2d_nhwc``)."""
     out_dtype = out_dtype or data.dtype
-    (sh, sw), (dh, dw) = _pair(stride, "stride"), _pair(dilation, "dilation")
-    batch, in_h, in_w, in_c = data.shape
+    name = "conv2d_nhwc" if groups == 1 else "group_conv2d_nhwc"
+    batch, in_c = data.shape[0], data.shape[3]
     kh, kw, group_in_c, out_c = kernel.shape
-    top, left, bottom, right = get_pad_tuple(padding, ((int(kh) - 1) * dh + 1,
-                                                       (int(kw) - 1) * dw + 1))
-    out_h = _out_size(in_h, kh, dh, sh, top, bottom)
-    out_w = _out_size(in_w, kw, dw, sw, left, right)
-    temp = _padded(data, top, left, bottom, right, "NHWC")
+    channel = _group_channel(name, in_c, group_in_c, out_c, groups)
+    win = _window(data, kh, kw, stride, padding, dilation, "NHWC")
     ry = reduce_axis((0, kh), name="ry")
     rx = reduce_axis((0, kw), name="rx")
     rc = reduce_axis((0, group_in_c), name="rc")
-    out_per_group = out_c // groups if groups > 1 else None
-
-    def channel(ff):
-        return rc if out_per_group is None else ff // out_per_group * group_in_c + rc
-
-    return compute((batch, out_h, out_w, out_c), lambda nn, yy, xx, ff: te_sum(
-        temp[nn, yy * sh + ry * dh, xx * sw + rx * dw, channel(ff)].astype(out_dtype)
+    return compute((batch, win.out_h, win.out_w, out_c), lambda nn, yy, xx, ff: te_sum(
+        win.temp[nn, win.row(yy, ry), win.col(xx, rx), channel(ff, rc)].astype(out_dtype)
         * kernel[ry, rx, rc, ff].astype(out_dtype), axis=[ry, rx, rc]),
-        name="conv2d_nhwc" if groups == 1 else "group_conv2d_nhwc", tag="conv2d_nhwc")
+        name=name, tag="conv2d_nhwc")
 
 
 def conv2d(data: Tensor, kernel: Tensor, strides, padding, dilation, groups: int = 1,
