@@ -7,12 +7,13 @@ from the measurements and keeps every record in a JSON-lines database that
 ``ms.tir_integration.compile_tir`` reads back.
 """
 # -- records and measurement ---------------------------------------------------------------
-from . import arg_info, builder, database, runner
+from . import arg_info, builder, database, executor_pool, runner
 from .arg_info import ArgInfo, TensorInfo
-from .builder import Builder, BuilderInput, BuilderResult, LocalBuilder
+from .builder import (Builder, BuilderInput, BuilderResult, DaskBuilder, ExecutorBuilder,
+                      LocalBuilder)
 from .database import Database, JSONDatabase, MemoryDatabase, TuningRecord, Workload
-from .runner import (EvaluatorConfig, LocalRunner, Runner, RunnerFuture, RunnerInput,
-                     RunnerResult)
+from .runner import (DaskRunner, EvaluatorConfig, ExecutorRunner, LocalRunner, Runner,
+                     RunnerFuture, RunnerInput, RunnerResult)
 
 # -- design spaces ----------------------------------------------------------------------------
 from . import mutator, postproc, schedule_rule, space_generator

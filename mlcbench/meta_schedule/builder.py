@@ -9,6 +9,13 @@ comes back with an ``error_msg`` instead, and the other candidates are unaffecte
     (result,) = builder.build([BuilderInput(sch.mod, Target("llvm"))])
     result.artifact_path      # ".../mlcbench-build-xxxx/candidate.so", or None
     result.error_msg          # None, or what went wrong
+
+``ExecutorBuilder`` (also named ``DaskBuilder``) compiles on the workers of a Dask
+client or of any ``concurrent.futures.Executor`` instead (see :mod:`.executor_pool`):
+the library comes back as bytes and is written here, so a runner anywhere can be given
+it::
+
+    builder = DaskBuilder(distributed.Client("tcp://scheduler:8786"))
 """
 from __future__ import annotations
 
@@ -22,9 +29,11 @@ from ..ir.errors import InvalidValueError
 from ..ir.module import IRModule
 from ..target import Target
 from ..tir.build import build
+from .executor_pool import ExecutorPool
 from .worker_pool import WorkerPool
 
-__all__ = ["Builder", "BuilderInput", "BuilderResult", "LocalBuilder"]
+__all__ = ["Builder", "BuilderInput", "BuilderResult", "DaskBuilder", "ExecutorBuilder",
+           "LocalBuilder"]
 
 
 @dataclass(frozen=True)
@@ -68,28 +77,48 @@ class LocalBuilder(Builder):
         ``f_build(mod, target) -> runtime.Module``; default :func:`default_build`
         (``mlcbench.build``). Must be importable by name (a module-level function).
     f_export
-        ``f_export(module) -> artifact path``; default :func:`default_export`.
+        ``f_export(module) -> artifact path``, or the library's bytes (written to a
+        temporary folder here); default :func:`default_export`.
+    pool
+        Where the builds run: a :class:`~.worker_pool.WorkerPool` of ``max_workers``
+        processes by default, or any pool with its ``map``.
     """
 
     def __init__(self, max_workers: int | None = None, timeout_sec: float = 30.0,
-                 f_build=None, f_export=None, initializer=None):
+                 f_build=None, f_export=None, initializer=None, pool=None):
         self.max_workers = max_workers or os.cpu_count() or 1
         self.timeout_sec = timeout_sec
         self.f_build, self.f_export = f_build or default_build, f_export or default_export
-        self.pool = WorkerPool(self.max_workers, timeout_sec)
+        self.pool = pool if pool is not None else WorkerPool(self.max_workers, timeout_sec)
 
     def build(self, build_inputs: list[BuilderInput]) -> list[BuilderResult]:
         calls = [(self.f_build, self.f_export, inp.mod, str(inp.target)) for inp in build_inputs]
         results = []
         for outcome in self.pool.map(build_and_export, calls):
             if outcome.ok:
-                results.append(BuilderResult(outcome.value, None))
+                results.append(BuilderResult(local_artifact(outcome.value), None))
             else:
                 results.append(BuilderResult(None, f"build {outcome.status}: {outcome.message}"))
         return results
 
     def shutdown(self) -> None:
         self.pool.shutdown()
+
+
+class ExecutorBuilder(LocalBuilder):
+    """Compile candidates on the workers of ``executor`` (a Dask ``Client`` or any
+    ``concurrent.futures.Executor``), as many at once as they have threads; each library
+    travels back as bytes. ``isolate`` builds in a process of its own on the worker, so
+    a compiler crash costs that process only (see :mod:`.executor_pool`)."""
+
+    def __init__(self, executor, timeout_sec: float = 30.0, f_build=None,
+                 isolate: bool = True):
+        super().__init__(max_workers=1, timeout_sec=timeout_sec, f_build=f_build,
+                         f_export=export_bytes,
+                         pool=ExecutorPool(executor, timeout_sec, isolate=isolate))
+
+
+DaskBuilder = ExecutorBuilder
 
 
 def build_and_export(f_build, f_export, mod: IRModule, target: str) -> str:
@@ -109,6 +138,26 @@ def default_export(module) -> str:
     folder = tempfile.mkdtemp(prefix="mlcbench-build-")
     path = os.path.join(folder, "candidate.so")
     module.export_library(path)
+    return path
+
+
+def export_bytes(module) -> bytes:
+    """The shared library of ``module`` as bytes (for a builder on another machine)."""
+    path = default_export(module)
+    try:
+        with open(path, "rb") as library:
+            return library.read()
+    finally:
+        remove_artifact(path)
+
+
+def local_artifact(artifact) -> str:
+    """The path of a built library: ``artifact`` itself, or its bytes written here."""
+    if not isinstance(artifact, bytes):
+        return artifact
+    path = os.path.join(tempfile.mkdtemp(prefix="mlcbench-build-"), "candidate.so")
+    with open(path, "wb") as library:
+        library.write(artifact)
     return path
 
 

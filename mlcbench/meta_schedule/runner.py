@@ -10,9 +10,24 @@ an ``error_msg``; the worker is replaced when needed and the next candidate runs
     runner = LocalRunner(timeout_sec=10, evaluator_config=EvaluatorConfig(number=5))
     (future,) = runner.run([RunnerInput(artifact_path, "llvm", args_info)])
     future.result().run_secs       # seconds per call, one per repeat (or None)
+
+``ExecutorRunner`` (also named ``DaskRunner``) measures on the workers of a Dask client
+or of any ``concurrent.futures.Executor`` (see :mod:`.executor_pool`). Libraries travel
+to the workers as bytes; every result names the worker, its host and its CPU, and one
+runner refuses to mix measurements taken on different CPUs (they are not comparable)
+unless ``allow_mixed_cpus=True``. On Dask each measurement holds the resource
+``measure=1``, so a worker started with ``dask worker --resources measure=1`` measures
+one candidate at a time while builds elsewhere go on::
+
+    runner = DaskRunner(client, evaluator_config=EvaluatorConfig(number=5))
+    result = runner.run(inputs)[0].result()
+    result.worker, result.host, result.cpu
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -20,11 +35,12 @@ import numpy as np
 
 from ..ir.errors import InvalidValueError, TuningError
 from .arg_info import ArgInfo, TensorInfo
-from .builder import remove_artifact
+from .builder import local_artifact, remove_artifact
+from .executor_pool import ExecutorPool, worker_identity
 from .worker_pool import WorkerPool
 
-__all__ = ["EvaluatorConfig", "LocalRunner", "Runner", "RunnerFuture", "RunnerInput",
-           "RunnerResult"]
+__all__ = ["DaskRunner", "EvaluatorConfig", "ExecutorRunner", "LocalRunner", "Runner",
+           "RunnerFuture", "RunnerInput", "RunnerResult"]
 
 
 @dataclass(frozen=True)
@@ -61,10 +77,14 @@ class RunnerInput:
 
 @dataclass(frozen=True)
 class RunnerResult:
-    """Seconds per call, one per repeat; or None with ``error_msg``."""
+    """Seconds per call, one per repeat; or None with ``error_msg``. ``worker``,
+    ``host`` and ``cpu`` say where it was measured (None where the runner does not say)."""
 
     run_secs: list | None
     error_msg: str | None
+    worker: str | None = None
+    host: str | None = None
+    cpu: str | None = None
 
 
 class RunnerFuture:
@@ -111,47 +131,125 @@ class LocalRunner(Runner):
         Pause between candidates, so one's heat does not slow the next.
     cleanup
         Delete each candidate's library once it has run.
+    pool
+        Where candidates run: a :class:`~.worker_pool.WorkerPool` of ``max_workers``
+        processes by default, or any pool with its ``map``.
     """
 
     def __init__(self, timeout_sec: float = 30.0, evaluator_config=None,
                  cooldown_sec: float = 0.0, check_correctness: bool = True,
                  rtol: float = 1e-3, atol: float = 1e-3, cleanup: bool = True,
-                 max_workers: int = 1):
+                 max_workers: int = 1, pool=None):
         if isinstance(evaluator_config, dict):
             evaluator_config = EvaluatorConfig(**evaluator_config)
         self.evaluator_config = evaluator_config or EvaluatorConfig()
         self.timeout_sec, self.cooldown_sec = timeout_sec, cooldown_sec
         self.check_correctness, self.rtol, self.atol = check_correctness, rtol, atol
         self.cleanup = cleanup
-        self.pool = WorkerPool(max_workers, timeout_sec)
+        self.pool = pool if pool is not None else WorkerPool(max_workers, timeout_sec)
 
     def run(self, runner_inputs: list[RunnerInput]) -> list[RunnerFuture]:
-        config = self.evaluator_config
-        timing = (config.number, config.repeat, config.min_repeat_ms,
-                  config.enable_cpu_cache_flush)
+        host, cpu = worker_identity()
         futures = []
         for index, inp in enumerate(runner_inputs):
             if index and self.cooldown_sec > 0:
                 time.sleep(self.cooldown_sec)
-            reference = inp.reference_path if self.check_correctness else None
-            args = [a.as_json() for a in inp.args_info or ()]
-            call = (inp.artifact_path, args, timing, reference, self.rtol, self.atol)
-            (outcome,) = self.pool.map(run_in_worker, [call])
-            futures.append(RunnerFuture(_as_result(outcome)))
+            (outcome,) = self.pool.map(run_in_worker, [self._call(inp)])
+            futures.append(RunnerFuture(_as_result(outcome, "local", host, cpu)))
             if self.cleanup:
                 remove_artifact(inp.artifact_path)
         return futures
+
+    def _call(self, inp: RunnerInput) -> tuple:
+        """The arguments of :func:`run_in_worker` for ``inp``."""
+        config = self.evaluator_config
+        timing = (config.number, config.repeat, config.min_repeat_ms,
+                  config.enable_cpu_cache_flush)
+        reference = inp.reference_path if self.check_correctness else None
+        args = [a.as_json() for a in inp.args_info or ()]
+        return (inp.artifact_path, args, timing, reference, self.rtol, self.atol)
 
     def shutdown(self) -> None:
         self.pool.shutdown()
 
 
-def _as_result(outcome) -> RunnerResult:
+class ExecutorRunner(LocalRunner):
+    """Measure candidates on the workers of ``executor`` (a Dask ``Client`` or any
+    ``concurrent.futures.Executor``), all of a batch at once; the other parameters are
+    :class:`LocalRunner`'s (``cooldown_sec`` is spent on the worker before each
+    candidate).
+
+    Parameters
+    ----------
+    allow_mixed_cpus
+        Accept measurements from workers with different CPU models in one run.
+    resources
+        The Dask resources one measurement holds (default ``{"measure": 1}``: one
+        measurement at a time on a worker started with ``--resources measure=1``).
+    isolate
+        Measure each candidate in a process of its own on the worker: a crash or a
+        hang then costs that process, not the worker (see :mod:`.executor_pool`).
+    """
+
+    def __init__(self, executor, timeout_sec: float = 30.0, evaluator_config=None,
+                 cooldown_sec: float = 0.0, check_correctness: bool = True,
+                 rtol: float = 1e-3, atol: float = 1e-3, cleanup: bool = True,
+                 allow_mixed_cpus: bool = False, resources: dict | None = None,
+                 isolate: bool = True):
+        pool = ExecutorPool(executor, timeout_sec, isolate=isolate,
+                            resources={"measure": 1} if resources is None else resources)
+        super().__init__(timeout_sec, evaluator_config, cooldown_sec, check_correctness,
+                         rtol, atol, cleanup, pool=pool)
+        self.allow_mixed_cpus = allow_mixed_cpus
+        self.cpu: tuple | None = None      # (CPU model, worker) of the first measurement
+
+    def run(self, runner_inputs: list[RunnerInput]) -> list[RunnerFuture]:
+        # before anything is measured: every worker that may measure has this run's CPU
+        self._check_cpus((w, cpu) for w, (_, cpu) in self.pool.worker_identities().items())
+        calls = [self._bytes_call(inp) for inp in runner_inputs]
+        try:
+            outcomes = self.pool.map(run_artifact_bytes, calls)
+        finally:
+            for inp in runner_inputs if self.cleanup else ():
+                remove_artifact(inp.artifact_path)
+        self._check_cpus((o.worker, o.cpu) for o in outcomes if o.cpu)
+        return [RunnerFuture(_as_result(o, o.worker, o.host, o.cpu)) for o in outcomes]
+
+    def _bytes_call(self, inp: RunnerInput) -> tuple:
+        path, args, timing, reference, rtol, atol = self._call(inp)
+        return (_read(path), args, timing, None if reference is None else _read(reference),
+                rtol, atol, self.cooldown_sec)
+
+    def _check_cpus(self, worker_cpus) -> None:
+        for worker, cpu in worker_cpus:
+            if self.cpu is None:
+                self.cpu = (cpu, worker)
+            elif cpu != self.cpu[0] and not self.allow_mixed_cpus:
+                raise TuningError(
+                    f"measurements of one run must be comparable: worker {worker} has the "
+                    f"CPU {cpu!r}, but {self.cpu[1]} measured this run on {self.cpu[0]!r}; "
+                    f"give every run workers of one CPU model, or pass "
+                    f"allow_mixed_cpus=True to the runner to mix them")
+
+
+DaskRunner = ExecutorRunner
+
+
+def _read(path: str | None) -> bytes | None:
+    if path is None:
+        raise TuningError("ExecutorRunner: a runner input has no artifact_path (the "
+                          "candidate was not built)")
+    with open(path, "rb") as library:
+        return library.read()
+
+
+def _as_result(outcome, worker=None, host=None, cpu=None) -> RunnerResult:
+    where = dict(worker=worker, host=host, cpu=cpu)
     if outcome.ok and "run_secs" in outcome.value:
-        return RunnerResult(outcome.value["run_secs"], None)
+        return RunnerResult(outcome.value["run_secs"], None, **where)
     if outcome.ok:
-        return RunnerResult(None, outcome.value["error"])
-    return RunnerResult(None, f"run {outcome.status}: {outcome.message}")
+        return RunnerResult(None, outcome.value["error"], **where)
+    return RunnerResult(None, f"run {outcome.status}: {outcome.message}", **where)
 
 
 # -- the worker side ----------------------------------------------------------------------
@@ -179,6 +277,32 @@ def run_in_worker(artifact_path, args_json, timing, reference_path, rtol, atol) 
                                    min_repeat_ms=min_repeat_ms,
                                    f_preproc="cache_flush_cpu_non_first_arg" if flush else "")
     return {"run_secs": list(evaluator(*args).results)}
+
+
+def run_artifact_bytes(artifact: bytes, args_json, timing, reference: bytes | None, rtol,
+                       atol, cooldown_sec: float = 0.0) -> dict:
+    """Runs on a remote worker: :func:`run_in_worker` on a library given as bytes."""
+    if cooldown_sec > 0:
+        time.sleep(cooldown_sec)
+    path = local_artifact(artifact)
+    try:
+        reference_path = None if reference is None else _reference_file(reference)
+        return run_in_worker(path, args_json, timing, reference_path, rtol, atol)
+    finally:
+        remove_artifact(path)
+
+
+def _reference_file(library: bytes) -> str:
+    """The reference library written once per worker machine, named by its hash (every
+    candidate of a task carries the same one)."""
+    digest = hashlib.sha256(library).hexdigest()[:24]
+    path = os.path.join(tempfile.gettempdir(), f"mlcbench-reference-{digest}.so")
+    if not os.path.exists(path):
+        partial = f"{path}.{os.getpid()}.part"
+        with open(partial, "wb") as out:
+            out.write(library)
+        os.replace(partial, path)      # another process may be writing the same file
+    return path
 
 
 def entry_function_name(lib) -> str:

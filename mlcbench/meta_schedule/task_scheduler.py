@@ -241,7 +241,8 @@ class TaskScheduler:
                 task.best_secs = min(task.best_secs, secs)
             measured.append(MeasuredCandidate(candidate.sch.trace, result.run_secs,
                                               result.error_msg, candidate.predicted,
-                                              None if secs is None else task.gflops(secs)))
+                                              None if secs is None else task.gflops(secs),
+                                              getattr(result, "worker", None)))
         task.rounds += 1
         task.trials += len(candidates)
         task.charge(clock)

@@ -26,10 +26,11 @@ from ..ir.errors import TuningError
 from ..ir.module import IRModule
 from ..target import Target
 from ..tir.function import PrimFunc
-from .builder import Builder, LocalBuilder
+from .builder import Builder, ExecutorBuilder, LocalBuilder
 from .cost_model import CostModel
 from .database import Database, JSONDatabase, MemoryDatabase, as_ir_module
-from .runner import LocalRunner, Runner
+from .executor_pool import as_executor
+from .runner import ExecutorRunner, LocalRunner, Runner
 from .task_scheduler import TaskScheduler
 from .tune_context import TuneContext
 
@@ -56,7 +57,10 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
     cost_model
         ``"xgb"``, ``"random"`` or a CostModel.
     builder, runner, database
-        ``"local"`` / ``"local"`` / ``"json"`` (records in ``work_dir``), or objects.
+        ``"local"`` / ``"local"`` / ``"json"`` (records in ``work_dir``), or objects; a
+        Dask ``Client`` or a ``concurrent.futures.Executor`` as the builder or the
+        runner builds or measures on its workers (``ExecutorBuilder`` /
+        ``ExecutorRunner`` with their defaults).
     callbacks
         Functions called with a :class:`~.tuning_round.TuningRound` after every round.
     seed
@@ -115,8 +119,13 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
     if runner == "local":
         runner = LocalRunner()
         owned.append(runner)
+    if as_executor(builder) is not None:
+        builder = ExecutorBuilder(builder)
+    if as_executor(runner) is not None:
+        runner = ExecutorRunner(runner)
     if not isinstance(builder, Builder) or not isinstance(runner, Runner):
-        raise TuningError("tune: builder and runner must be 'local' or Builder / Runner objects")
+        raise TuningError("tune: builder and runner must be 'local', Builder / Runner "
+                          "objects, or a Dask Client / concurrent.futures.Executor")
     if isinstance(task_scheduler, str):
         task_scheduler = TaskScheduler.create(task_scheduler)
     try:

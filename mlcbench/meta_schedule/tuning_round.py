@@ -19,13 +19,15 @@ __all__ = ["MeasuredCandidate", "TuningRound", "summary_table"]
 @dataclass(frozen=True)
 class MeasuredCandidate:
     """One measured schedule: its trace and seconds per call (one per repeat), or the
-    error that stopped it; the cost model's score, and GFLOPS when it ran."""
+    error that stopped it; the cost model's score, GFLOPS when it ran, and the worker
+    that measured it (None when it was not run, or the runner does not say)."""
 
     trace: object = field(repr=False)
     run_secs: list | None
     error_msg: str | None
     predicted: float | None = None
     gflops: float | None = None
+    worker: str | None = None
 
 
 @dataclass(frozen=True)

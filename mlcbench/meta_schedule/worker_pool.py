@@ -36,12 +36,17 @@ __all__ = ["Outcome", "WorkerPool"]
 @dataclass(frozen=True)
 class Outcome:
     """The end of one call: ``status`` is "ok" (``value`` holds the result), "error"
-    (``message`` holds the traceback), "timeout" or "crash"; ``seconds`` is wall time."""
+    (``message`` holds the traceback), "timeout" or "crash"; ``seconds`` is wall time.
+    A pool of remote workers (:mod:`.executor_pool`) also says which ``worker`` ran the
+    call, on which ``host`` and ``cpu`` (None where the pool does not say)."""
 
     status: str
     value: object = None
     message: str | None = None
     seconds: float = 0.0
+    worker: str | None = None
+    host: str | None = None
+    cpu: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -183,3 +183,13 @@ def sometimes_broken_space(sch):
     if choice in MISBEHAVING:
         return tir.Schedule(IRModule({"main": MISBEHAVING[choice]}))
     return stochastic_schedule_mm(sch)
+
+
+def set_worker_cpu(cpu: str | None) -> None:
+    """Make this process report ``cpu`` as its CPU model (None: the real one again), as a
+    worker on other hardware would."""
+    from mlcbench.meta_schedule import executor_pool
+    host = executor_pool.worker_identity()[0]
+    executor_pool._IDENTITY.clear()
+    if cpu is not None:
+        executor_pool._IDENTITY.append((host, cpu))

@@ -1,0 +1,278 @@
+"""A pool of remote workers with :class:`~.worker_pool.WorkerPool`'s interface.
+
+``ExecutorPool(executor).map(fn, arg_tuples)`` returns the same :class:`Outcome` list as
+a local ``WorkerPool``, so builders and runners take either. ``executor`` is any
+``concurrent.futures.Executor`` or a Dask ``distributed.Client`` (whose workers may run
+on other machines)::
+
+    from distributed import Client
+    pool = ExecutorPool(Client("tcp://scheduler:8786"), timeout_sec=30,
+                        resources={"measure": 1})
+    outcomes = pool.map(run_artifact_bytes, calls)
+    outcomes[0].worker, outcomes[0].cpu     # "tcp://10.0.0.5:40123", "AMD EPYC 7763 ..."
+
+On the worker each call runs, by default, in a local ``WorkerPool`` process of its own
+(``isolate=True``): a candidate that segfaults or hangs then costs that process, not
+the Dask worker, and ``timeout_sec`` holds there as it does locally. A Dask worker that
+dies or disappears while it runs a call anyway is recovered from here: the call is
+submitted again, once (``retries``), to another worker; if that one dies too, the
+outcome is a "crash" naming both. The scheduler's own resubmission of such calls
+(``distributed.scheduler.allowed-failures``) is therefore turned off on the scheduler
+the client is connected to, so that a call is never run more than ``retries + 1``
+times.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import os
+import platform
+import socket
+import sys
+import threading
+import time
+import traceback
+
+from ..ir.errors import TuningError
+from .worker_pool import Outcome, WorkerPool
+
+__all__ = ["ExecutorPool", "as_executor", "is_dask_client", "worker_identity"]
+
+
+class ExecutorPool:
+    """Calls spread over ``executor``'s workers (see the module docstring).
+
+    Parameters
+    ----------
+    timeout_sec
+        Seconds one call may take on its worker (with ``isolate``; None: no limit).
+    resources
+        Dask resources each call holds while it runs: ``{"measure": 1}`` with workers
+        started by ``dask worker --resources measure=1`` runs one call at a time per
+        worker. Ignored by other executors.
+    isolate
+        Run each call in a process of its own on the worker (see the module docstring).
+    retries
+        How many times a call whose Dask worker died is submitted again elsewhere.
+    """
+
+    def __init__(self, executor, timeout_sec: float | None = None,
+                 resources: dict | None = None, isolate: bool = True, retries: int = 1):
+        if is_dask_client(executor):
+            self.backend = _DaskBackend(executor, resources)
+        elif isinstance(executor, concurrent.futures.Executor):
+            self.backend = _FuturesBackend(executor)
+        else:
+            raise TuningError(f"ExecutorPool: expected a concurrent.futures.Executor or a "
+                              f"dask distributed.Client, found {type(executor).__name__}")
+        self.executor, self.timeout_sec = executor, timeout_sec
+        self.isolate, self.retries = isolate, retries
+        self.lost = 0             # calls submitted again after their worker died
+
+    def map(self, fn, arg_tuples) -> list[Outcome]:
+        """``fn(*args)`` for every tuple of ``arg_tuples`` on the workers; outcomes in order."""
+        calls = [tuple(args) for args in arg_tuples]
+        outcomes: list[Outcome | None] = [None] * len(calls)
+        pending = {self._submit(fn, args): (index, []) for index, args in enumerate(calls)}
+        try:
+            while pending:
+                for future in self.backend.first_done(list(pending)):
+                    index, lost_on = pending.pop(future)
+                    outcome, died_on = self.backend.outcome(future)
+                    if died_on is not None and len(lost_on) < self.retries:
+                        self.lost += 1
+                        retry = self._submit(fn, calls[index], avoid=lost_on + [died_on])
+                        pending[retry] = (index, lost_on + [died_on])
+                        continue
+                    if died_on is not None:
+                        outcome = _lost(lost_on + [died_on])
+                    outcomes[index] = outcome
+        except BaseException:
+            # Ctrl-C: calls not started yet must not run after tuning stopped
+            self.backend.cancel(list(pending))
+            raise
+        return outcomes
+
+    def _submit(self, fn, args, avoid=()):
+        return self.backend.submit(call_on_worker, (fn, args, self.timeout_sec, self.isolate),
+                                   avoid)
+
+    def worker_identities(self) -> dict:
+        """``{worker: (host, cpu)}`` of the workers that can take a call now (empty for
+        executors that do not say which workers they have)."""
+        return self.backend.identities()
+
+    def shutdown(self) -> None:
+        """The executor belongs to the caller: it stays open."""
+
+
+def _lost(workers: list) -> Outcome:
+    where = " and then ".join(str(w) for w in workers)
+    return Outcome("crash", message=(
+        f"the worker died while running it, {len(workers)} time"
+        f"{'s' * (len(workers) != 1)} ({where}); it was not measured"), worker=str(workers[-1]))
+
+
+def as_executor(obj):
+    """``obj`` when it is a Dask Client or a ``concurrent.futures.Executor``, else None."""
+    if is_dask_client(obj) or isinstance(obj, concurrent.futures.Executor):
+        return obj
+    return None
+
+
+def is_dask_client(obj) -> bool:
+    """Whether ``obj`` is a ``distributed.Client`` (without importing Dask when it is not
+    in use)."""
+    distributed = sys.modules.get("distributed")
+    return distributed is not None and isinstance(obj, distributed.Client)
+
+
+class _FuturesBackend:
+    """Any ``concurrent.futures.Executor``: a lost process breaks the whole executor,
+    so nothing is submitted again."""
+
+    def __init__(self, executor):
+        self.executor = executor
+
+    def submit(self, fn, args, avoid):
+        return self.executor.submit(fn, *args)
+
+    def first_done(self, futures):
+        done, _ = concurrent.futures.wait(futures,
+                                          return_when=concurrent.futures.FIRST_COMPLETED)
+        return done
+
+    def outcome(self, future):
+        try:
+            return future.result(), None
+        except concurrent.futures.BrokenExecutor as err:
+            return Outcome("crash", message=f"the executor broke: {err}"), None
+        except Exception:
+            return Outcome("error", message=traceback.format_exc()), None
+
+    def cancel(self, futures) -> None:
+        for future in futures:
+            future.cancel()
+
+    def identities(self) -> dict:
+        return {}
+
+
+class _DaskBackend:
+    """A Dask client: calls hold ``resources``; a call whose worker died comes back as
+    ``KilledWorker`` at once (see the module docstring) and is resubmitted elsewhere."""
+
+    def __init__(self, client, resources):
+        self.client, self.resources = client, dict(resources or {})
+        client.run_on_scheduler(_no_scheduler_retries)
+
+    def workers(self) -> list[str]:
+        """Addresses of the workers that have every resource a call holds."""
+        infos = self.client.scheduler_info(n_workers=-1)["workers"]
+        return [address for address, info in infos.items()
+                if all(info.get("resources", {}).get(name, 0) >= amount
+                       for name, amount in self.resources.items())]
+
+    def submit(self, fn, args, avoid):
+        others = [w for w in self.workers() if w not in avoid] if avoid else None
+        where = dict(workers=others, allow_other_workers=False) if others else {}
+        return self.client.submit(fn, *args, pure=False, resources=self.resources or None,
+                                  **where)
+
+    def first_done(self, futures):
+        """The futures that finished, failed or lost their result (the worker holding it
+        died: Dask waits for no one to compute it again)."""
+        from distributed import wait
+        while True:
+            lost = [f for f in futures if f.status == "lost"]
+            if lost:
+                return lost
+            try:
+                return wait(futures, timeout=1.0, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                continue
+
+    def outcome(self, future):
+        from distributed import KilledWorker
+        while future.status == "finished":
+            try:
+                return future.result(timeout=1.0), None
+            except TimeoutError:
+                continue        # the fetch waits while the result is lost: look again
+        if future.status != "error":          # lost, cancelled, or pending once more
+            self.client.cancel([future])      # not computed again behind our back
+            return None, "a worker that lost the result"
+        error = future.exception()
+        if isinstance(error, KilledWorker):
+            return None, getattr(error.last_worker, "address", str(error.last_worker))
+        return Outcome("error", message="".join(traceback.format_exception(error))), None
+
+    def cancel(self, futures) -> None:
+        self.client.cancel(futures)
+
+    def identities(self) -> dict:
+        workers = self.workers()
+        if not workers:
+            needs = ", ".join(f"{k}={v}" for k, v in self.resources.items())
+            raise TuningError(
+                f"the Dask cluster has no worker with the resources {needs} that every "
+                f"measurement holds; start workers with `dask worker <scheduler> "
+                f"--resources {needs.replace(', ', ',')}` (or LocalCluster(resources=...))")
+        return self.client.run(worker_identity, workers=workers)
+
+
+def _no_scheduler_retries(dask_scheduler=None) -> None:
+    dask_scheduler.allowed_failures = 0
+
+
+# -- the worker side ----------------------------------------------------------------------
+_IDENTITY: list = []             # [(host, cpu)] once known
+_LOCAL = threading.local()       # this thread's WorkerPool per time limit
+
+
+def worker_identity() -> tuple[str, str]:
+    """``(host name, CPU model)`` of the machine this runs on."""
+    if not _IDENTITY:
+        _IDENTITY.append((socket.gethostname(), _cpu_model()))
+    return _IDENTITY[0]
+
+
+def _cpu_model() -> str:
+    """The CPU's marketing name from /proc/cpuinfo, else what platform or LLVM say."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    if platform.processor():
+        return platform.processor()
+    from ..target.target import host_cpu_name
+    return host_cpu_name()
+
+
+def _worker_name() -> str:
+    """The Dask worker's address, else ``host:pid``."""
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def call_on_worker(fn, args, timeout_sec, isolate) -> Outcome:
+    """Runs on a remote worker: ``fn(*args)`` as an Outcome naming this worker."""
+    host, cpu = worker_identity()
+    if isolate:
+        pools = _LOCAL.__dict__.setdefault("pools", {})
+        pool = pools.setdefault(timeout_sec, WorkerPool(1, timeout_sec))
+        (outcome,) = pool.map(fn, [args])
+    else:
+        started = time.perf_counter()
+        try:
+            outcome = Outcome("ok", value=fn(*args))
+        except Exception:
+            outcome = Outcome("error", message=traceback.format_exc())
+        outcome = dataclasses.replace(outcome, seconds=time.perf_counter() - started)
+    return dataclasses.replace(outcome, worker=_worker_name(), host=host, cpu=cpu)
