@@ -10,6 +10,12 @@ crashes, hangs or answers wrongly gets an ``error_no`` and tuning goes on::
         builder=autotvm.LocalBuilder(timeout=10),
         runner=autotvm.LocalRunner(number=5, repeat=1, timeout=10, min_repeat_ms=50))
     tuner.tune(n_trial=32, measure_option=option)
+
+Given a Dask ``Client`` (or any ``concurrent.futures.Executor``) as ``executor``, or in
+place of the builder or the runner in :func:`measure_option`, configs are compiled and
+timed on its workers (see :mod:`mlcbench.meta_schedule.executor_pool`)::
+
+    option = autotvm.measure_option(builder=client, runner=client)
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from ..ir.errors import MLCBenchError
 from ..meta_schedule import builder as ms_builder
 from ..meta_schedule import runner as ms_runner
 from ..meta_schedule.arg_info import ArgInfo
+from ..meta_schedule.executor_pool import as_executor
 from ..target import Target
 
 __all__ = ["MeasureErrorNo", "MeasureInput", "MeasureResult", "BuildResult", "Builder",
@@ -111,14 +118,17 @@ class LocalBuilder(Builder):
         Worker processes (default: one per core); also the tuner's batch size.
     build_func
         Accepted for TVM compatibility; only "default" exists.
+    executor
+        A Dask ``Client`` or a ``concurrent.futures.Executor`` to compile on instead.
     """
 
     def __init__(self, timeout: float = 10, n_parallel: int | None = None,
-                 build_func: str = "default"):
+                 build_func: str = "default", executor=None):
         self.timeout = timeout
         self.n_parallel = n_parallel or os.cpu_count() or 1
-        self._builder = ms_builder.LocalBuilder(max_workers=self.n_parallel,
-                                                timeout_sec=timeout)
+        self._builder = (ms_builder.LocalBuilder(max_workers=self.n_parallel,
+                                                 timeout_sec=timeout) if executor is None
+                         else ms_builder.ExecutorBuilder(executor, timeout_sec=timeout))
 
     def build(self, measure_inputs) -> list:
         started = time.time()
@@ -167,18 +177,24 @@ class LocalRunner(Runner):
         Flush the CPU caches before each measurement.
     check_correctness
         Compare each config's outputs with the task's reference module.
+    executor, allow_mixed_cpus
+        A Dask ``Client`` or a ``concurrent.futures.Executor`` to measure on instead (see
+        ``meta_schedule.ExecutorRunner``), and whether its workers may differ in CPU.
     """
 
     def __init__(self, number: int = 4, repeat: int = 3, timeout: float = 10,
                  min_repeat_ms: float = 0, cooldown_interval: float = 0.0,
-                 enable_cpu_cache_flush: bool = False, check_correctness: bool = False):
+                 enable_cpu_cache_flush: bool = False, check_correctness: bool = False,
+                 executor=None, allow_mixed_cpus: bool = False):
         self.number, self.repeat, self.min_repeat_ms = number, repeat, min_repeat_ms
         self.timeout, self.check_correctness = timeout, check_correctness
         config = ms_runner.EvaluatorConfig(number, repeat, min_repeat_ms,
                                            enable_cpu_cache_flush)
-        self._runner = ms_runner.LocalRunner(timeout_sec=timeout, evaluator_config=config,
-                                             cooldown_sec=cooldown_interval,
-                                             check_correctness=check_correctness)
+        common = dict(timeout_sec=timeout, evaluator_config=config,
+                      cooldown_sec=cooldown_interval, check_correctness=check_correctness)
+        self._runner = (ms_runner.LocalRunner(**common) if executor is None else
+                        ms_runner.ExecutorRunner(executor, allow_mixed_cpus=allow_mixed_cpus,
+                                                 **common))
         self.reference_path = None
 
     def prepare_reference(self, builder: LocalBuilder, task) -> None:
@@ -186,16 +202,17 @@ class LocalRunner(Runner):
             self.reference_path = builder.build_reference(task)
 
     def run(self, measure_inputs, build_results) -> list:
+        # one batch: a runner on several workers measures the configs at once
+        started = time.time() - max((b.time_cost for b in build_results), default=0.0)
+        ready = [ms_runner.RunnerInput(b.filename, "llvm", b.arg_info, self.reference_path)
+                 for b in build_results if b.error is None]
+        outs = iter([f.result() for f in self._runner.run(ready)] if ready else [])
         results = []
-        for inp, built in zip(measure_inputs, build_results):
-            started = time.time() - built.time_cost
+        for built in build_results:
             if built.error is not None:
                 results.append(_error(built.error_no, built.error, started))
                 continue
-            runner_input = ms_runner.RunnerInput(built.filename, "llvm", built.arg_info,
-                                                 self.reference_path)
-            (future,) = self._runner.run([runner_input])
-            out = future.result()
+            out = next(outs)
             if out.error_msg is None:
                 results.append(MeasureResult(tuple(out.run_secs), 0, time.time() - started,
                                              time.time()))
@@ -216,7 +233,13 @@ def _run_error_no(message: str) -> MeasureErrorNo:
 
 
 def measure_option(builder=None, runner=None) -> dict:
-    """How to measure: ``{"builder": ..., "runner": ...}`` (defaults: local ones)."""
+    """How to measure: ``{"builder": ..., "runner": ...}`` (defaults: local ones); a Dask
+    ``Client`` or a ``concurrent.futures.Executor`` stands for a builder or a runner with
+    the default settings on its workers."""
+    if as_executor(builder) is not None:
+        builder = LocalBuilder(executor=builder)
+    if as_executor(runner) is not None:
+        runner = LocalRunner(executor=runner)
     return {"builder": builder or LocalBuilder(), "runner": runner or LocalRunner()}
 
 

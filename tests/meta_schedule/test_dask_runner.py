@@ -7,7 +7,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed", reason="the [dask] extra is not installed")
 
-from mlcbench import IRModule, tir  # noqa: E402
+from mlcbench import IRModule, autotvm, te, tir  # noqa: E402
+from mlcbench.autotvm.measure import (MeasureErrorNo, MeasureInput,  # noqa: E402
+                                      create_measure_batch)
 from mlcbench import meta_schedule as ms  # noqa: E402
 from mlcbench.ir import TuningError  # noqa: E402
 from mlcbench.meta_schedule.arg_info import ArgInfo, TensorInfo  # noqa: E402
@@ -133,3 +135,28 @@ def test_any_executor_builds_and_measures():
     assert good.error_msg is None and len(good.run_secs) == 2 and good.cpu and good.host
     # isolated in a process of its own: the abort costs that process, not the executor
     assert bad.run_secs is None and "SIGABRT" in bad.error_msg
+
+
+@autotvm.template("test/risky_add_on_dask")
+def risky_add(n):
+    """knob "mode": 0 fine, 1 refused by the schedule, 2 computes the wrong thing."""
+    A = te.placeholder((n,), name="A")
+    cfg = autotvm.get_config()
+    cfg.define_knob("mode", [0, 1, 2])
+    B = te.compute((n,), lambda i: A[i] + (2.0 if cfg["mode"].val == 2 else 1.0), name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]))
+    if cfg["mode"].val == 1:
+        sch.get_block("nothing")
+    return sch, [A, B]
+
+
+def test_autotvm_measures_on_the_cluster(client):
+    task = autotvm.task.create("test/risky_add_on_dask", args=(64,), target="llvm")
+    option = autotvm.measure_option(builder=client, runner=autotvm.LocalRunner(
+        number=1, repeat=2, check_correctness=True, executor=client))
+    measure = create_measure_batch(task, option)
+    inputs = [MeasureInput("llvm", task, task.config_space.get(i)) for i in (1, 2, 0)]
+    refused, wrong, fine = measure(inputs)
+    assert refused.error_no == MeasureErrorNo.INSTANTIATION_ERROR
+    assert wrong.error_no == MeasureErrorNo.WRONG_ANSWER
+    assert fine.error_no == 0 and len(fine.costs) == 2 and fine.all_cost > 0
