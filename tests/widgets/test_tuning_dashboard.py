@@ -295,3 +295,27 @@ def test_rounds_scored_by_an_untrained_model_are_marked():
     assert "scores are random" in correlation_title(random_round)
     for shown in (trained_round, base):       # trained, or no cost model at all
         assert "random" not in round_label(0, shown) + correlation_title(shown)
+
+
+def test_per_worker_progress_and_the_dask_link():
+    import dataclasses
+
+    def on(worker, c):
+        return dataclasses.replace(c, worker=worker)
+    rounds = [make_round("dense", 0, 0, 3, 3, [on("tcp://a:1", candidate(2e-3, 0.1, 1.0)),
+                                                on("tcp://b:2", candidate(None, 0.5)),
+                                                on("tcp://a:1", candidate(1e-3, 0.9, 2.0))],
+                         2.0, 1.0)]
+
+    class Client:
+        dashboard_link = "http://scheduler:8787/status"
+    dashboard = fed(TuningDashboard(client=Client()), rounds)
+    assert [(w.worker, w.trials, w.errors) for w in dashboard.workers] == [
+        ("tcp://a:1", 2, 0), ("tcp://b:2", 1, 1)]
+    ui = dashboard.widget
+    assert "http://scheduler:8787/status" in ui.summary.value
+    assert "tcp://b:2" in ui.worker_table.value and "<progress value='1' max='2'>" in \
+        ui.worker_table.value
+    local = fed(TuningDashboard(), [make_round("dense", 0, 0, 1, 1, [
+        on("local", candidate(2e-3, 0.1, 1.0))], 1.0, 1.0)])
+    assert local.widget.worker_table.value == "" and "Dask" not in local.widget.summary.value

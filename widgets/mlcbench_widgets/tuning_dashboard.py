@@ -11,6 +11,7 @@ trace schedules, so it can show the best IR and replay it in the explorer::
     dashboard.best().gflops                             # the fastest record
     print(dashboard.best_trace())                       # as replayable Python
     dashboard.select_round(0)                           # the cost model in round 0
+    dashboard.workers                                   # [WorkerProgress('local', 16, 0)]
     explorer = dashboard.open_in_explorer()             # best schedule, step by step
     dashboard                                           # in Jupyter: the widget
 
@@ -39,6 +40,9 @@ class TuningDashboard(WidgetModel):
     source : Database, str or os.PathLike, optional
         The records: a ``meta_schedule`` Database, or a work_dir whose JSON database is
         read again whenever its files grow. None: only what the rounds report.
+    client : distributed.Client, optional
+        The Dask client that tuning builds and measures on: the dashboard links to its
+        dashboard (``dask_link``).
 
     Examples
     --------
@@ -48,7 +52,8 @@ class TuningDashboard(WidgetModel):
     True
     """
 
-    def __init__(self, source=None):
+    def __init__(self, source=None, client=None):
+        self.dask_link = getattr(client, "dashboard_link", None) if client else None
         self._rounds: list = []
         self._database: ms.Database | None = None
         self._work_dir: str | None = None
@@ -108,6 +113,11 @@ class TuningDashboard(WidgetModel):
             self._database = ms.JSONDatabase(work_dir=self._work_dir)
             self._stamp = stamp
         return self._database
+
+    @property
+    def workers(self) -> list:
+        """Candidates measured per worker (rows of ``WorkerProgress``)."""
+        return model.worker_progress(self._rounds)
 
     @property
     def tasks(self) -> list:

@@ -1,6 +1,8 @@
 """The ipywidgets face of :class:`TuningDashboard`: a thin layer over its Python API.
 
-Top: one line of totals and a table of tasks. Tabs: "progress" (best GFLOPS against
+Top: one line of totals (with a link to the Dask dashboard when tuning runs on Dask),
+a table of tasks and, when candidates were measured on workers other than "local", a
+table of what each worker measured. Tabs: "progress" (best GFLOPS against
 trials and wall time), "cost model" (a round chooser and the predicted-vs-measured
 scatter), "records" (every measured candidate), "best" (a task chooser, the best trace
 and IR, and "Open in ScheduleExplorer", which shows the explorer below).
@@ -34,6 +36,7 @@ class TuningDashboardUI:
         self.progress_figure = self.cost_model_figure = None
         self._quiet = False
         self.summary, self.task_table, self.message = W.HTML(), W.HTML(), W.HTML()
+        self.worker_table = W.HTML()
         self.progress_image = W.Image(format="png")
         self.round_dropdown = W.Dropdown(description="round", layout=W.Layout(width="95%"))
         self.round_dropdown.observe(self._on_round, names="value")
@@ -45,7 +48,8 @@ class TuningDashboardUI:
             self.records_view, self.best_tab])
         for k, title in enumerate(self.TABS):
             self.tabs.set_title(k, title)
-        self.container = W.VBox([self.summary, self.task_table, self.tabs, self.message])
+        self.container = W.VBox([self.summary, self.task_table, self.worker_table, self.tabs,
+                                 self.message])
         dashboard.on_change(self.refresh)
         self.refresh("records")
 
@@ -96,9 +100,15 @@ class TuningDashboardUI:
     def _refresh_summary(self) -> None:
         tasks = self.dashboard.tasks
         trials = sum(t.trials for t in tasks)
+        link = self.dashboard.dask_link
         self.summary.value = (f"<b>tuning</b>: {len(self.dashboard.rounds)} rounds, "
-                              f"{trials} trials, {len(tasks)} task(s)")
+                              f"{trials} trials, {len(tasks)} task(s)" + (
+                                  f" &middot; <a href='{html.escape(link)}' target='_blank'>"
+                                  "Dask dashboard</a>" if link else ""))
         self.task_table.value = _tasks_html(tasks)
+        workers = self.dashboard.workers
+        remote = any(w.worker != "local" for w in workers)
+        self.worker_table.value = _workers_html(workers) if remote else ""
 
     def _refresh_rounds(self) -> None:
         rounds = self.dashboard.rounds
@@ -166,6 +176,16 @@ def _tasks_html(tasks) -> str:
         f"<td>{t.seconds:.1f}</td></tr>" for t in tasks)
     return ("<table><tr><th>task</th><th>rounds</th><th>trials</th><th></th><th>errors</th>"
             f"<th>best</th><th>GFLOPS</th><th>seconds</th></tr>{rows}</table>")
+
+
+def _workers_html(workers) -> str:
+    most = max((w.trials for w in workers), default=0) or 1
+    rows = "".join(
+        f"<tr><td>{html.escape(w.worker)}</td><td>{w.trials}</td>"
+        f"<td><progress value='{w.trials}' max='{most}'></progress></td><td>{w.errors}</td>"
+        "</tr>" for w in workers)
+    return ("<table><tr><th>worker</th><th>measured</th><th></th><th>errors</th></tr>"
+            f"{rows}</table>")
 
 
 def _records_html(records) -> str:

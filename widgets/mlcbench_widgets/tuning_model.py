@@ -20,9 +20,9 @@ from mlcbench import meta_schedule as ms
 from mlcbench.ir import MLCBenchError
 from mlcbench.tir import PrimFunc, Schedule
 
-__all__ = ["DashboardRecord", "TaskProgress", "best_curve", "best_vs_time", "candidate_points",
+__all__ = ["DashboardRecord", "TaskProgress", "WorkerProgress", "best_curve", "best_vs_time", "candidate_points",
            "cost_model_points", "records_from_database", "records_from_rounds",
-           "round_label", "task_progress"]
+           "round_label", "task_progress", "worker_progress"]
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,28 @@ def task_progress(rounds, records) -> list[TaskProgress]:
                                      best.seconds if best else None,
                                      best.gflops if best else None, 0.0))
     return progress
+
+
+@dataclass(frozen=True)
+class WorkerProgress:
+    """How many candidates one ``worker`` (a Dask address, or "local") measured, and how
+    many of those failed."""
+    worker: str
+    trials: int
+    errors: int
+
+
+def worker_progress(rounds) -> list[WorkerProgress]:
+    """One row per worker that measured a candidate of ``rounds``, in order of first
+    appearance (candidates that never ran, failed builds, name no worker)."""
+    counts: dict = {}
+    for r in rounds:
+        for c in r.candidates:
+            worker = getattr(c, "worker", None)
+            if worker is not None:
+                trials, errors = counts.get(worker, (0, 0))
+                counts[worker] = (trials + 1, errors + (c.error_msg is not None))
+    return [WorkerProgress(w, t, e) for w, (t, e) in counts.items()]
 
 
 def best_curve(rounds, records, task: str) -> tuple[list, list]:
