@@ -17,13 +17,16 @@ the Dask worker, and ``timeout_sec`` holds there as it does locally. A Dask work
 dies or disappears while it runs a call anyway is recovered from here: the call is
 submitted again, once (``retries``), to another worker; if that one dies too, the
 outcome is a "crash" naming both. The scheduler's own resubmission of such calls
-(``distributed.scheduler.allowed-failures``) is therefore turned off on the scheduler
-the client is connected to, so that a call is never run more than ``retries + 1``
-times.
+(``distributed.scheduler.allowed-failures``, a setting of the whole scheduler: Dask has
+no per-task one) is therefore turned off while ``map`` waits for its calls, and put
+back as it was when the last ``map`` on that scheduler returns, so that a call is never
+run more than ``retries + 1`` times and other work on a shared cluster keeps Dask's
+resubmission outside tuning batches.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import os
 import platform
@@ -72,6 +75,10 @@ class ExecutorPool:
     def map(self, fn, arg_tuples) -> list[Outcome]:
         """``fn(*args)`` for every tuple of ``arg_tuples`` on the workers; outcomes in order."""
         calls = [tuple(args) for args in arg_tuples]
+        with self.backend.holding():
+            return self._map(fn, calls)
+
+    def _map(self, fn, calls) -> list[Outcome]:
         outcomes: list[Outcome | None] = [None] * len(calls)
         pending = {self._submit(fn, args): (index, []) for index, args in enumerate(calls)}
         try:
@@ -134,6 +141,9 @@ class _FuturesBackend:
     def __init__(self, executor):
         self.executor = executor
 
+    def holding(self):
+        return contextlib.nullcontext()
+
     def submit(self, fn, args, avoid):
         return self.executor.submit(fn, *args)
 
@@ -164,7 +174,15 @@ class _DaskBackend:
 
     def __init__(self, client, resources):
         self.client, self.resources = client, dict(resources or {})
-        client.run_on_scheduler(_no_scheduler_retries)
+
+    @contextlib.contextmanager
+    def holding(self):
+        """The scheduler resubmits no call of a dead worker while this is held."""
+        self.client.run_on_scheduler(_hold_no_retries)
+        try:
+            yield
+        finally:
+            self.client.run_on_scheduler(_release_no_retries)
 
     def workers(self) -> list[str]:
         """Addresses of the workers that have every resource a call holds."""
@@ -221,8 +239,26 @@ class _DaskBackend:
         return self.client.run(worker_identity, workers=workers)
 
 
-def _no_scheduler_retries(dask_scheduler=None) -> None:
-    dask_scheduler.allowed_failures = 0
+# Run on the scheduler. Holds are counted there, so that two tuning runs on one cluster
+# put the setting back only when the second one is done.
+_HOLDS, _SAVED = "_mlcbench_retry_holds", "_mlcbench_saved_allowed_failures"
+
+
+def _hold_no_retries(dask_scheduler=None) -> int:
+    holds = getattr(dask_scheduler, _HOLDS, 0)
+    if holds == 0:
+        setattr(dask_scheduler, _SAVED, dask_scheduler.allowed_failures)
+        dask_scheduler.allowed_failures = 0
+    setattr(dask_scheduler, _HOLDS, holds + 1)
+    return holds + 1
+
+
+def _release_no_retries(dask_scheduler=None) -> int:
+    holds = max(getattr(dask_scheduler, _HOLDS, 1) - 1, 0)
+    setattr(dask_scheduler, _HOLDS, holds)
+    if holds == 0 and hasattr(dask_scheduler, _SAVED):
+        dask_scheduler.allowed_failures = getattr(dask_scheduler, _SAVED)
+    return holds
 
 
 # -- the worker side ----------------------------------------------------------------------

@@ -90,6 +90,23 @@ def test_a_worker_killed_mid_run_is_recovered_from(client, tmp_path):
     assert len({r.trace_key for r in records}) == 6
 
 
+def _allowed_failures(dask_scheduler=None):
+    return dask_scheduler.allowed_failures
+
+
+def _allowed_failures_seen_by_a_call():
+    return distributed.get_client().run_on_scheduler(_allowed_failures)
+
+
+def test_the_schedulers_resubmission_is_off_only_while_a_batch_runs(client):
+    before = client.run_on_scheduler(_allowed_failures)
+    pool = ms.runner.ExecutorPool(client, isolate=False)
+    (outcome,) = pool.map(_allowed_failures_seen_by_a_call, [()])
+    assert outcome.ok, outcome.message
+    assert before > 0 and outcome.value == 0
+    assert client.run_on_scheduler(_allowed_failures) == before
+
+
 def _fill_input(builder) -> RunnerInput:
     (built,) = builder.build([BuilderInput(IRModule({"main": fill_kernel}), Target(TARGET))])
     return RunnerInput(built.artifact_path, "llvm", [TensorInfo("float32", [4])])
