@@ -5,7 +5,7 @@ intrinsics or libm. ``min``/``max`` build ``Min``/``Max`` nodes.
 """
 from __future__ import annotations
 
-from .expr import (Call, Max, Min, PrimExpr, Select, binary, cast, const, convert)
+from .expr import (Call, Max, Min, PrimExpr, Select, StringImm, binary, cast, const, convert)
 
 MATH_INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "tanh", "sigmoid",
                    "erf", "fabs", "floor", "ceil", "round", "trunc", "sin", "cos", "tan",
@@ -116,6 +116,18 @@ def call_extern(*args, dtype=None, span=None):
         raise IRError(f"call_extern: expected the function name (a str), found "
                       f"{args[0] if args else 'nothing'!r}")
     return Call(dtype, "tir.call_extern", tuple(args))
+
+
+def tvm_storage_sync(scope) -> Call:
+    """A barrier: every thread of the block waits here until all arrive, and writes to
+    memory of ``scope`` (``"shared"``) made before it are visible to all threads after
+    it. ``T.tvm_storage_sync("shared")`` is CUDA's ``__syncthreads()``."""
+    from ..ir.errors import IRError
+    text = scope.value if isinstance(scope, StringImm) else scope
+    if text not in ("shared", "global", "warp"):
+        raise IRError("tvm_storage_sync: expected the scope \"shared\", \"global\" or "
+                      f"\"warp\", found {scope!r}")
+    return Call("int32", "tir.tvm_storage_sync", (StringImm(text),))
 
 
 def type_annotation(dtype) -> Call:
