@@ -18,12 +18,25 @@ class ComputeLocationMixin:
 
         ``index`` places it among the statements in ``loop``, as in TVM: -1 (default)
         the last position it may take (before its first consumer there), -2 the first
-        (after the last statement writing what it reads), n >= 0 position n."""
+        (after the last statement writing what it reads), n >= 0 position n.
+        ``loop`` may be a location drawn by ``sample_compute_location``: its "root"
+        leaves the block in place, its "inline" inlines the block."""
+        attrs = (("preserve_unit_loops", preserve_unit_loops), ("index", index))
+        where = self._special_location(loop)
+        if where is not None:
+            block = self._as_block_rv(block)
+            func_name, hit = self._block(block, "compute_at")
+            new_func = None
+            if where == "inline":
+                new_func = inline.compute_inline(self._mod[func_name], hit.node.block.name_hint)
+            self._commit(func_name, new_func, "compute_at",
+                         inputs=(("block", block), ("loop", loop)), attrs=attrs)
+            return
         block, func_name, name, var = self._block_and_loop(block, loop, "compute_at")
         new_func = compute_location.compute_at(self._mod[func_name], name, var,
                                                preserve_unit_loops, index)
         self._commit(func_name, new_func, "compute_at", inputs=(("block", block), ("loop", loop)),
-                     attrs=(("preserve_unit_loops", preserve_unit_loops), ("index", index)))
+                     attrs=attrs)
 
     def reverse_compute_at(self, block, loop: LoopRV, preserve_unit_loops: bool = False,
                            index: int = -1) -> None:

@@ -94,17 +94,3 @@ class LocationSamplingMixin:
     def _special_location(self, loop):
         entry = self._rvs.get(loop) if isinstance(loop, LoopRV) else None
         return entry[2] if entry is not None and entry[0] == "location" else None
-
-    def compute_at(self, block, loop, preserve_unit_loops: bool = False, index: int = -1):
-        """As ComputeLocationMixin.compute_at; a sampled root location leaves the block
-        in place and a sampled inline location inlines it."""
-        where = self._special_location(loop)
-        if where is None:
-            return super().compute_at(block, loop, preserve_unit_loops, index)
-        block = self._as_block_rv(block)
-        func_name, hit = self._block(block, "compute_at")
-        new_func = None
-        if where == "inline":
-            new_func = inline.compute_inline(self._mod[func_name], hit.node.block.name_hint)
-        self._commit(func_name, new_func, "compute_at", inputs=(("block", block), ("loop", loop)),
-                     attrs=(("preserve_unit_loops", preserve_unit_loops), ("index", index)))
