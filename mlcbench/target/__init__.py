@@ -1,4 +1,6 @@
-"""Compilation targets: ``Target("llvm")`` for the host CPU, ``Target.current()``."""
+"""Compilation targets: ``Target("llvm")`` for the host CPU, GPUs by tag
+(``Target("nvidia/nvidia-a100")``, :mod:`.tags`), ``Target.current()``."""
+from .tags import DEFAULT_CUDA_TAG, list_tags
 from .target import Target, TargetError, TargetKind, host_cpu_features, host_cpu_name
 
 

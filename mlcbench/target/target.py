@@ -5,7 +5,9 @@ A target string is a kind followed by options::
     Target("llvm")                                   # the host CPU, all its features
     Target("llvm -mcpu=znver5 --num-cores=2")         # a named CPU, two threads
     Target("llvm -mattr=+avx2,-avx512f")              # host CPU with features toggled
-    Target("cuda")                                    # describable; this runtime cannot build it
+    Target("cuda")                                    # a GPU: the default tag's limits
+    Target("nvidia/nvidia-a100")                      # a tagged GPU (see tags.py)
+    Target("opencl")                                  # describable; this runtime cannot build it
 
 Codegen reads ``mcpu``, ``features``, ``vector_width_bits`` and ``num_cores``; the
 tuner reads the cache sizes. ``with Target("llvm --num-cores=1"):`` makes a target
@@ -21,9 +23,11 @@ import threading
 from functools import lru_cache
 
 from .llvm_check import TargetError, check_cpu_and_features
+from .tags import INT_ATTRS, cuda_defaults, is_tag, tag_attrs
 
 KNOWN_KINDS = {"llvm": ("cpu",), "c": ("cpu",), "cuda": ("cuda", "gpu"),
-               "nvptx": ("cuda", "gpu")}
+               "nvptx": ("cuda", "gpu"), "opencl": ("opencl", "gpu")}
+_CUDA_KINDS = ("cuda", "nvptx")
 _DEFAULT_CACHE_BYTES = {"l1d": 32 * 1024, "l2": 1024 * 1024}
 _INT_OPTIONS = ("num_cores", "max_num_threads", "thread_warp_size", "opt_level")
 
@@ -47,7 +51,10 @@ class Target:
 
     Attributes: ``kind.name``, ``mcpu`` (LLVM CPU name), ``mattr`` (explicit
     ``+feat``/``-feat`` toggles), ``num_cores``, ``features`` (set of enabled
-    features), ``vector_width_bits``, ``l1d_cache_bytes``, ``l2_cache_bytes``.
+    features), ``vector_width_bits``, ``l1d_cache_bytes``, ``l2_cache_bytes``;
+    ``attrs`` (the options, and for a CUDA target the device limits of its tag:
+    ``attrs["max_threads_per_block"]``, see :mod:`mlcbench.target.tags`), ``tag``
+    (``"nvidia/nvidia-a100"``, or ``""``).
     """
 
     _local = threading.local()
@@ -60,7 +67,7 @@ class Target:
         if not isinstance(target, str) or not target.strip():
             raise TargetError(f"expected a target string such as 'llvm', found {target!r}")
         self._text = target.strip()
-        kind, options = _parse(self._text)
+        kind, options, self.tag = _parse(self._text)
         self.kind = TargetKind(kind)
         self.attrs = options
         self.host = Target(host) if host is not None and not isinstance(host, Target) else host
@@ -78,6 +85,10 @@ class Target:
     @property
     def is_cpu(self) -> bool:
         return self.kind.name in ("llvm", "c")
+
+    @property
+    def is_gpu(self) -> bool:
+        return "gpu" in self.keys
 
     @property
     def keys(self) -> tuple:
@@ -167,6 +178,9 @@ class Target:
 
     def export(self) -> dict:
         """The target as a dict (TVM's ``Target.export``)."""
+        if self.is_gpu:
+            return {"kind": self.kind.name, "tag": self.tag, "keys": list(self.keys),
+                    **self.attrs}
         return {"kind": self.kind.name, "mcpu": self.mcpu, "mattr": list(self.mattr),
                 "num-cores": self.num_cores, "keys": list(self.keys)}
 
@@ -187,27 +201,56 @@ def _implied_features(mcpu: str) -> tuple:
     return ()
 
 
-def _parse(text: str) -> tuple[str, dict]:
-    """``"llvm -mcpu=znver5 --num-cores=2"`` -> ``("llvm", {"mcpu": "znver5", "num_cores": 2})``."""
+def _parse(text: str) -> tuple[str, dict, str]:
+    """``"llvm -mcpu=znver5 --num-cores=2"`` -> ``("llvm", {"mcpu": "znver5", "num_cores": 2}, "")``;
+    a tag or a CUDA kind starts from the tag's (or the default tag's) attributes."""
     words = text.split()
-    kind = words[0]
-    if kind not in KNOWN_KINDS:
+    kind, tag = words[0], ""
+    if is_tag(kind):
+        tag, kind, options = kind, "cuda", tag_attrs(kind)
+    elif kind not in KNOWN_KINDS:
         raise TargetError(f"unknown target kind {kind!r} in {text!r}: expected one of "
-                          f"{sorted(KNOWN_KINDS)}")
+                          f"{sorted(KNOWN_KINDS)} or a tag such as 'nvidia/nvidia-a100'")
+    else:
+        options = cuda_defaults() if kind in _CUDA_KINDS else {}
+    given = _parse_options(words[1:], text)
+    options.update(given)
+    if kind in _CUDA_KINDS:
+        _check_gpu_options(options, given, text)
+    return kind, options, tag
+
+
+def _check_gpu_options(options: dict, given: dict, text: str) -> None:
+    """A CUDA target's limits are positive and its arch is ``sm_XY``; the two names of the
+    threads-per-block limit agree (the one given wins)."""
+    for name in ("max_threads_per_block", "max_num_threads"):
+        if name in given:
+            options["max_threads_per_block"] = options["max_num_threads"] = given[name]
+    for key, value in given.items():
+        if key in INT_ATTRS and value < 1:
+            raise TargetError(f"target option -{key} must be at least 1, found {value} "
+                              f"in {text!r}")
+    arch = str(options.get("arch"))
+    if not (arch.startswith("sm_") and arch[3:].isdigit()):
+        raise TargetError(f"target option -arch expects a CUDA architecture such as "
+                          f"'sm_75', found {arch!r} in {text!r}")
+
+
+def _parse_options(words: list, text: str) -> dict:
     options: dict = {}
-    for word in words[1:]:
+    for word in words:
         if not word.startswith("-"):
             raise TargetError(f"target option {word!r} in {text!r} should look like -key=value")
         key, _, value = word.lstrip("-").partition("=")
         key = key.replace("-", "_")
-        if key in _INT_OPTIONS:
+        if key in _INT_OPTIONS or key in INT_ATTRS:
             try:
                 value = int(value)
             except ValueError:
                 raise TargetError(f"target option -{key} expects an integer, found {value!r} "
                                   f"in {text!r}") from None
         options[key] = value if value != "" else True
-    return kind, options
+    return options
 
 
 def _dict_to_string(config: dict) -> str:
