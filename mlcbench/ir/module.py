@@ -110,6 +110,22 @@ class IRModule(Node):
         show_text(self.script())
 
 
+def as_module(obj, function_types: tuple, caller: str, error=None, name: str = "main",
+              by_symbol: bool = False) -> IRModule:
+    """``obj`` when it is an IRModule; a function of one of ``function_types`` as the
+    module ``{name: obj}`` (``{global_symbol or name: obj}`` with ``by_symbol``); anything
+    else raises ``error`` (an MLCBenchError subclass, default InvalidTypeError) saying
+    what ``caller`` takes."""
+    if isinstance(obj, IRModule):
+        return obj
+    if isinstance(obj, function_types):
+        return IRModule({(by_symbol and obj.attrs.get("global_symbol")) or name: obj})
+    from .errors import InvalidTypeError
+    kinds = " or a ".join(t.__name__ for t in function_types)
+    raise (error or InvalidTypeError)(f"{caller}: expected an IRModule or a {kinds}, found "
+                                      f"{type(obj).__name__}")
+
+
 def _module_structure(mod: IRModule):
     return tuple((gv.name_hint, func) for gv, func in mod._sorted())
 

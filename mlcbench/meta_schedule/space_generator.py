@@ -22,7 +22,7 @@ import copy
 import random
 
 from ..ir.errors import InvalidTypeError, InvalidValueError, ScheduleError
-from ..ir.module import IRModule
+from ..ir.module import IRModule, as_module
 from ..tir.function import PrimFunc
 from ..tir.functor import post_order_visit
 from ..tir.schedule import Schedule
@@ -104,7 +104,7 @@ class SpaceGenerator:
         return seed
 
     def _new_schedule(self, mod) -> Schedule:
-        return Schedule(_as_module(mod), seed=self._fork_seed())
+        return Schedule(as_module(mod, (PrimFunc,), "space generator"), seed=self._fork_seed())
 
     @staticmethod
     def create(kind="post-order-apply", *args, **kwargs) -> "SpaceGenerator":
@@ -123,14 +123,6 @@ class SpaceGenerator:
 
 def _kind(value: str, default: str) -> str:
     return default if value == FROM_TARGET else value
-
-
-def _as_module(mod) -> IRModule:
-    if isinstance(mod, PrimFunc):
-        return IRModule({"main": mod})
-    if isinstance(mod, IRModule):
-        return mod
-    raise InvalidTypeError(f"expected an IRModule or a PrimFunc, found {type(mod).__name__}")
 
 
 class ScheduleFn(SpaceGenerator):
@@ -217,7 +209,7 @@ class PostOrderApply(SpaceGenerator):
         if not self.measure_default:
             return []
         from .default_schedule import default_schedule
-        sch = default_schedule(_as_module(mod), as_target(self.target))
+        sch = default_schedule(as_module(mod, (PrimFunc,), "space generator"), as_target(self.target))
         return [] if sch is None else [sch]
 
     def seed_schedules(self, mod, design_spaces) -> list:
@@ -228,7 +220,7 @@ class PostOrderApply(SpaceGenerator):
         if not self.measure_default:
             return []
         from .register_tile_seed import register_tile_point
-        mod, target = _as_module(mod), as_target(self.target)
+        mod, target = as_module(mod, (PrimFunc,), "space generator"), as_target(self.target)
         points = (register_tile_point(mod, space, target) for space in design_spaces)
         return [p for p in points if p is not None]
 

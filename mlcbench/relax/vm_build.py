@@ -36,7 +36,7 @@ from typing import Callable
 from ..codegen import kernel_cache
 from ..codegen.llvm import codegen_llvm
 from ..ir.errors import CodegenError
-from ..ir.module import IRModule
+from ..ir.module import IRModule, as_module
 from ..ir.op import Op
 from ..ir.structural import structural_equal, structural_hash
 from ..ir.transform import Pass, PassContext, Sequential
@@ -87,7 +87,7 @@ def build(mod, target=None, pipeline=None, schedule_lookup: ScheduleLookup | Non
     >>> ex = relax.build(MyModule, target="llvm")             # doctest: +SKIP
     >>> relax.VirtualMachine(ex, tvm.cpu())["main"](x).numpy()  # doctest: +SKIP
     """
-    mod = _as_module(mod)
+    mod = as_module(mod, (Function,), "relax.build", CodegenError)
     target = resolve_target(target)
     lookup = resolve_schedule_lookup(schedule_lookup)
     keyed = model_cache.model_key(mod, target, pipeline, lookup)
@@ -157,15 +157,6 @@ def resolve_schedule_lookup(schedule_lookup: ScheduleLookup | None = None):
         found = explicit(func, name, target)
         return found if found is not None else contextual(func, name, target)
     return chained
-
-
-def _as_module(mod) -> IRModule:
-    if isinstance(mod, Function):
-        return IRModule({"main": mod})
-    if not isinstance(mod, IRModule):
-        raise CodegenError(f"relax.build expects an IRModule (or a Relax Function), found "
-                           f"{type(mod).__name__}")
-    return mod
 
 
 def _as_pass(pipeline) -> Pass:

@@ -18,7 +18,7 @@ import dataclasses
 
 from ..contrib.graph_executor import GraphExecutor, graph_of
 from ..ir.errors import CodegenError
-from ..ir.module import IRModule
+from ..ir.module import IRModule, as_module
 from ..ir.transform import PassContext
 from ..relax.expr import Function
 from ..relax.transform.bind_params import BindParams
@@ -105,16 +105,11 @@ def bind_params_by_name(mod: IRModule, params: dict) -> IRModule:
 
 
 def _as_module(ir_mod) -> IRModule:
-    if isinstance(ir_mod, Function):
-        return IRModule({"main": ir_mod})
-    if isinstance(ir_mod, IRModule):
-        if not any(gv.name_hint == "main" and isinstance(f, Function)
-                   for gv, f in ir_mod.items()):
-            raise CodegenError("relay.build: the module has no Relax function 'main' to "
-                               "build; relay.frontend.from_onnx makes one")
-        return ir_mod
-    raise CodegenError(f"relay.build: expected an IRModule (from relay.frontend.from_onnx) "
-                       f"or its main function, found {type(ir_mod).__name__}")
+    mod = as_module(ir_mod, (Function,), "relay.build", CodegenError)
+    if not any(gv.name_hint == "main" and isinstance(f, Function) for gv, f in mod.items()):
+        raise CodegenError("relay.build: the module has no Relax function 'main' to "
+                           "build; relay.frontend.from_onnx makes one")
+    return mod
 
 
 def _cpu_target(target) -> Target:

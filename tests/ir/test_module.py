@@ -2,6 +2,8 @@ import pytest
 
 from mlcbench import tir
 from mlcbench.ir import GlobalVar, IRModule
+from mlcbench.ir.errors import CodegenError, InvalidTypeError
+from mlcbench.ir.module import as_module
 
 
 def _func():
@@ -35,3 +37,18 @@ def test_with_function_leaves_original_untouched():
     mod = IRModule({"f": _func()})
     copy = mod.with_function("g", _func())
     assert "g" in copy and "g" not in mod
+
+
+def test_as_module_wraps_a_function_and_keeps_a_module():
+    f = _func()
+    mod = IRModule({"f": f})
+    assert as_module(mod, (tir.PrimFunc,), "t") is mod
+    assert as_module(f, (tir.PrimFunc,), "t")["main"] is f
+    assert as_module(f, (tir.PrimFunc,), "t", by_symbol=True)["f"] is f
+
+
+def test_as_module_refuses_other_kinds_with_the_callers_error():
+    with pytest.raises(InvalidTypeError, match=r"t: expected an IRModule or a PrimFunc, found str"):
+        as_module("mod", (tir.PrimFunc,), "t")
+    with pytest.raises(CodegenError, match="relax.build: expected an IRModule"):
+        as_module(3, (tir.PrimFunc,), "relax.build", CodegenError)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 
 from ...ir.errors import TuningError
-from ...ir.module import IRModule
+from ...ir.module import IRModule, as_module
 from ...relax.vm_build import CONTEXT_SCHEDULE_LOOKUP
 from ...runtime.registry import register_func
 from ...target import Target
@@ -78,7 +78,7 @@ def extract_from_program(mod, params=None, target=None, target_host=None, ops=No
     kinds = _op_kinds(ops)
     target = target if isinstance(target, Target) else Target(target or "llvm")
     counts: dict = {}
-    for kernel in extract_tasks(_as_module(mod), target, params):
+    for kernel in extract_tasks(_relax_module(mod), target, params):
         anchor = find_anchor(kernel.mod["main"])
         if anchor is None or anchor.kind not in kinds:
             continue
@@ -92,14 +92,9 @@ def extract_from_program(mod, params=None, target=None, target_host=None, ops=No
     return tasks
 
 
-def _as_module(mod) -> IRModule:
+def _relax_module(mod) -> IRModule:
     from ...relax.expr import Function
-    if isinstance(mod, Function):
-        return IRModule({"main": mod})
-    if not isinstance(mod, IRModule):
-        raise TuningError(f"extract_from_program: expected a Relax IRModule or Function, "
-                          f"found {type(mod).__name__}")
-    return mod
+    return as_module(mod, (Function,), "extract_from_program", TuningError)
 
 
 def _op_kinds(ops) -> set:
