@@ -150,15 +150,21 @@ def emit_prim_func(ctx: ModuleContext, symbol: str, func) -> ir.Function:
         fn.attributes.add('"prefer-vector-width"="512"')
     emitter = FunctionEmitter(ctx, fn, symbol, noalias=bool(func.attrs.get("tir.noalias", True)),
                               display_name=func.attrs.get("global_symbol") or symbol)
-    for param, arg in zip(func.params, fn.args):
-        arg.name = param.name
-        _bind_param(emitter, func, param, arg)
-    for var, arg in zip(shape_vars, fn.args[len(func.params):]):
-        arg.name = var.name
-        emitter.vars[var] = T.convert(emitter.builder, arg, as_dtype("int64"), var.dtype)
+    bind_arguments(emitter, func, fn.args, shape_vars)
     emitter.emit_stmt(func.body)
     emitter.finish()
     return fn
+
+
+def bind_arguments(emitter: FunctionEmitter, func, args, shape_vars) -> None:
+    """Name ``args`` and bind the parameters, their buffers' data pointers and then the
+    symbolic shape variables to them (the ABI of the module docstring)."""
+    for param, arg in zip(func.params, args):
+        arg.name = param.name
+        _bind_param(emitter, func, param, arg)
+    for var, arg in zip(shape_vars, args[len(func.params):]):
+        arg.name = var.name
+        emitter.vars[var] = T.convert(emitter.builder, arg, as_dtype("int64"), var.dtype)
 
 
 def _bind_param(emitter: FunctionEmitter, func, param, arg) -> None:

@@ -20,7 +20,7 @@ from ...tir import expr as E
 from . import types as T
 
 
-def _contiguous_base(index):
+def contiguous_base(index):
     """``base`` when ``index`` addresses ``n`` consecutive elements, else None.
 
     Recognises ``Ramp(b, 1, n)`` and ``Broadcast(x) + Ramp(b, 1, n)`` (what flattening a
@@ -30,7 +30,7 @@ def _contiguous_base(index):
         return index.base
     if isinstance(index, E.Add):
         for x, y in ((index.a, index.b), (index.b, index.a)):
-            inner = _contiguous_base(y)
+            inner = contiguous_base(y)
             if inner is not None and isinstance(x, E.Broadcast):
                 return x.value + inner
     return None
@@ -80,7 +80,7 @@ class MemoryAccess:
             address = self._element_address(pointer, index, elem_type)
             loaded = self.builder.load(address, typ=elem_type, align=align)
             return T.from_memory(self.builder, loaded, buffer.dtype)
-        base = _contiguous_base(index)
+        base = contiguous_base(index)
         if base is not None:
             address = self._element_address(pointer, base, elem_type)
             loaded = self.builder.load(address, typ=ir.VectorType(elem_type, lanes), align=align)
@@ -115,7 +115,7 @@ class MemoryAccess:
         if lanes == 1:
             self.builder.store(value, self._element_address(pointer, index, elem_type), align=align)
             return
-        base = _contiguous_base(index)
+        base = contiguous_base(index)
         if base is not None:
             self.builder.store(value, self._element_address(pointer, base, elem_type), align=align)
             return

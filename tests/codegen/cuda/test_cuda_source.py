@@ -1,0 +1,257 @@
+"""CUDA C printed from device kernels of the GPU lowered form (mlcbench.codegen.cuda).
+
+Kernels are written directly in the lowered form. Structural checks compare expected
+lines; kernels without barriers are also compiled as C++ (a few lines stand in for
+the CUDA built-ins) and run thread by thread against numpy, which checks that the
+printed text computes what the kernel computes.
+"""
+import ctypes
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mlcbench.codegen.cuda import cuda_source, opencl_source
+from mlcbench.ir import IRModule
+from mlcbench.ir.errors import CodegenError, InvalidTypeError
+from mlcbench.script import tir as T
+
+
+@T.prim_func
+def vector_add(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32"),
+               C: T.Buffer((1024,), "float32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for bx in T.thread_binding(8, thread="blockIdx.x"):
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            C[bx * 128 + tx] = A[bx * 128 + tx] + B[bx * 128 + tx]
+
+
+@T.prim_func
+def window_sum(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "float32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for bx in T.thread_binding(8, thread="blockIdx.x"):
+        A_shared = T.allocate([130], "float32", "shared")
+        A_shared_buf = T.decl_buffer((130,), "float32", data=A_shared, scope="shared")
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            for ax0 in range(2):
+                if ax0 * 128 + tx < 130:
+                    A_shared_buf[ax0 * 128 + tx] = A[bx * 128 + ax0 * 128 + tx]
+            T.tvm_storage_sync("shared")
+            B[bx * 128 + tx] = A_shared_buf[tx] + A_shared_buf[tx + 1] + A_shared_buf[tx + 2]
+
+
+@T.prim_func
+def matmul_local(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32"),
+                 C: T.Buffer((4096,), "float32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for by in T.thread_binding(2, thread="blockIdx.y"):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for ty in T.thread_binding(8, thread="threadIdx.y"):
+                for tx in T.thread_binding(8, thread="threadIdx.x"):
+                    C_local = T.allocate([16], "float32", "local")
+                    C_local_buf = T.decl_buffer((16,), "float32", data=C_local, scope="local")
+                    for i, j in T.grid(4, 4):
+                        C_local_buf[i * 4 + j] = T.float32(0)
+                    for k in range(64):
+                        for i, j in T.grid(4, 4):
+                            C_local_buf[i * 4 + j] = C_local_buf[i * 4 + j] + \
+                                A[by * 2048 + ty * 256 + i * 64 + k] * \
+                                B[k * 64 + bx * 32 + tx * 4 + j]
+                    for i, j in T.grid(4, 4):
+                        C[by * 2048 + ty * 256 + i * 64 + bx * 32 + tx * 4 + j] = \
+                            C_local_buf[i * 4 + j]
+
+
+@T.prim_func
+def vector_copy(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            B[T.Ramp(bx * 256 + tx * 4, 1, 4)] = A[T.Ramp(bx * 256 + tx * 4, 1, 4)]
+
+
+@T.prim_func
+def scalar_ops(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32"),
+               N: T.Buffer((256,), "int32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for tx in T.thread_binding(256, thread="threadIdx.x"):
+        B[tx] = T.exp(A[tx]) + T.max(A[tx], T.float32(0)) + T.Select(tx < 128, A[tx], T.float32(1))
+        N[tx] = T.Cast("int32", A[tx]) + tx // 4 + tx % 8 + (tx - 100) // 3 + (tx - 100) % 3
+
+
+@T.prim_func
+def global_in_kernel(A: T.Buffer((128,), "float32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        A_global = T.allocate([128], "float32", "global")
+        A_global_buf = T.decl_buffer((128,), "float32", data=A_global)
+        A_global_buf[tx] = A[tx]
+
+
+@T.prim_func
+def vthread_left(A: T.Buffer((128,), "float32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for v in T.thread_binding(2, thread="vthread"):
+        A[v] = T.float32(0)
+
+
+def test_vector_add_prints_thread_indices_and_launch_bounds():
+    lines = cuda_source(vector_add).splitlines()
+    assert lines[0] == ('extern "C" __global__ void __launch_bounds__(128) main_kernel0('
+                        'float* __restrict__ A, float* __restrict__ B, float* __restrict__ C) {')
+    assert lines[1] == ("  C[((((int)blockIdx.x) * 128) + ((int)threadIdx.x))] = "
+                        "(A[((((int)blockIdx.x) * 128) + ((int)threadIdx.x))] + "
+                        "B[((((int)blockIdx.x) * 128) + ((int)threadIdx.x))]);")
+    assert lines[2:] == ["}"]
+
+
+def test_window_sum_declares_shared_memory_and_syncs():
+    lines = [line.strip() for line in cuda_source(window_sum).splitlines()]
+    assert lines[1] == "__shared__ float A_shared[130];"
+    assert lines[2] == "for (int ax0 = 0; ax0 < 2; ++ax0) {"
+    assert lines[3] == "if (((ax0 * 128) + ((int)threadIdx.x)) < 130) {"
+    assert lines.index("__syncthreads();") > lines.index(
+        "A_shared[((ax0 * 128) + ((int)threadIdx.x))] = "
+        "A[(((((int)blockIdx.x) * 128) + (ax0 * 128)) + ((int)threadIdx.x))];")
+
+
+def test_matmul_local_is_a_per_thread_array_with_two_thread_axes():
+    text = cuda_source(matmul_local)
+    assert "__launch_bounds__(64)" in text
+    assert "\n  float C_local[16];\n" in text
+    assert "((int)threadIdx.y)" in text and "((int)blockIdx.y)" in text
+    assert "C_local[((i * 4) + j)] = 0.0f;" in text
+
+
+def test_aligned_vector_copy_is_one_float4_statement():
+    body = cuda_source(vector_copy).splitlines()[1:-1]
+    assert body == ["  *(float4*)(B + ((((int)blockIdx.x) * 256) + (((int)threadIdx.x) * 4))) = "
+                    "*(float4*)(A + ((((int)blockIdx.x) * 256) + (((int)threadIdx.x) * 4)));"]
+
+
+def test_intrinsics_selects_casts_and_floor_division():
+    text = cuda_source(scalar_ops)
+    assert "expf(A[((int)threadIdx.x)])" in text
+    assert "fmaxf(A[((int)threadIdx.x)], 0.0f)" in text
+    assert "((((int)threadIdx.x) < 128) ? A[((int)threadIdx.x)] : 1.0f)" in text
+    assert "((int)A[((int)threadIdx.x)])" in text
+    assert "(((int)threadIdx.x) >> 2)" in text and "(((int)threadIdx.x) & 7)" in text
+
+
+def test_opencl_spells_the_same_kernel_with_its_own_builtins():
+    text = opencl_source(window_sum)
+    assert text.startswith("__kernel __attribute__((reqd_work_group_size(128, 1, 1))) void "
+                           "main_kernel0(__global float* restrict A, __global float* restrict B)")
+    assert "__local float A_shared[130];" in text
+    assert "barrier(CLK_LOCAL_MEM_FENCE);" in text
+    assert "((int)get_group_id(0))" in text and "((int)get_local_id(0))" in text
+
+
+def test_module_prints_only_device_kernels_in_module_order():
+    second = vector_add.with_attr("global_symbol", "main_kernel1")
+    host = vector_add.with_attr("calling_conv", "host_launch").with_attr("global_symbol", "main")
+    mod = IRModule({"main": host, "main_kernel0": window_sum, "main_kernel1": second})
+    text = cuda_source(mod)
+    assert text.count("__global__") == 2
+    assert text.index("main_kernel0(") < text.index("main_kernel1(")
+
+
+def test_errors_name_what_is_wrong():
+    with pytest.raises(CodegenError, match="no device kernels.*lower_gpu"):
+        cuda_source(IRModule({"main": vector_add.with_attr("calling_conv", "host_launch")}))
+    with pytest.raises(InvalidTypeError, match="GPU-lowered IRModule"):
+        cuda_source("main")
+    with pytest.raises(CodegenError, match="'A_global' has storage scope 'global'"):
+        cuda_source(global_in_kernel)
+    with pytest.raises(CodegenError, match="thread tag 'vthread'"):
+        cuda_source(vthread_left)
+
+
+# -- the printed text runs as C++, thread by thread ------------------------------------
+_PRELUDE = r"""
+#include <cmath>
+#include <algorithm>
+using std::min; using std::max;
+struct dim3_ { int x, y, z; };
+extern "C" { dim3_ threadIdx, blockIdx; }
+#define __global__
+#define __shared__ static
+#define __restrict__ __restrict
+#define __launch_bounds__(n)
+#define __align__(n) alignas(n)
+struct float4 { float x, y, z, w; };
+static float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+"""
+
+
+def run_as_cpp(source: str, tmp_path, grid: tuple, block: tuple, *arrays):
+    """Compile ``source`` with g++ and call its kernel once per (block, thread)."""
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is not installed: the printed CUDA cannot be run as C++")
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "k.cpp").write_text(_PRELUDE + source)
+    subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(tmp_path / "k.so"),
+                    str(tmp_path / "k.cpp")], check=True, capture_output=True)
+    lib = ctypes.CDLL(str(tmp_path / "k.so"))
+    blocks, threads = (ctypes.c_int * 3).in_dll(lib, "blockIdx"), \
+        (ctypes.c_int * 3).in_dll(lib, "threadIdx")
+    pointers = [a.ctypes.data_as(ctypes.c_void_p) for a in arrays]
+    for b in np.ndindex(*grid[::-1]):
+        blocks[:] = b[::-1]
+        for t in np.ndindex(*block[::-1]):
+            threads[:] = t[::-1]
+            lib.main_kernel0(*pointers)
+
+
+def test_printed_vector_add_and_float4_copy_compute_the_kernel(tmp_path):
+    a, b = np.random.rand(1024).astype("float32"), np.random.rand(1024).astype("float32")
+    c = np.zeros(1024, "float32")
+    run_as_cpp(cuda_source(vector_add), tmp_path / "add", (8, 1, 1), (128, 1, 1), a, b, c)
+    np.testing.assert_allclose(c, a + b)
+    out = np.zeros(1024, "float32")
+    run_as_cpp(cuda_source(vector_copy), tmp_path / "copy", (4, 1, 1), (64, 1, 1), a, out)
+    np.testing.assert_array_equal(out, a)
+
+
+def test_printed_local_blocked_matmul_computes_the_kernel(tmp_path):
+    a, b = np.random.rand(64, 64).astype("float32"), np.random.rand(64, 64).astype("float32")
+    c = np.zeros((64, 64), "float32")
+    run_as_cpp(cuda_source(matmul_local), tmp_path, (2, 2, 1), (8, 8, 1), a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_printed_floor_division_of_negative_numbers(tmp_path):
+    a = np.linspace(-3, 3, 256).astype("float32")
+    out, ints = np.zeros(256, "float32"), np.zeros(256, "int32")
+    run_as_cpp(cuda_source(scalar_ops), tmp_path, (1, 1, 1), (256, 1, 1), a, out, ints)
+    tx = np.arange(256)
+    expected = a.astype("int32") + tx // 4 + tx % 8 + (tx - 100) // 3 + (tx - 100) % 3
+    np.testing.assert_array_equal(ints, expected)
+
+
+# -- extents and offsets vary ---------------------------------------------------------
+def _copy_kernel(blocks: int, threads: int, offset: int, lanes: int):
+    @T.prim_func
+    def copy(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
+        T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+        for bx in T.thread_binding(blocks, thread="blockIdx.x"):
+            for tx in T.thread_binding(threads, thread="threadIdx.x"):
+                B[T.Ramp((bx * threads + tx) * lanes, 1, lanes)] = \
+                    A[T.Ramp((bx * threads + tx) * lanes + offset, 1, lanes)]
+    return copy
+
+
+@settings(max_examples=20, deadline=None)
+@given(blocks=st.integers(1, 8), threads=st.sampled_from([32, 64, 96, 128]),
+       offset=st.integers(0, 7), lanes=st.sampled_from([2, 4]))
+def test_float4_only_where_aligned_and_launch_bounds_follow_the_block(blocks, threads,
+                                                                      offset, lanes):
+    text = cuda_source(_copy_kernel(blocks, threads, offset, lanes))
+    assert f"__launch_bounds__({threads})" in text
+    load = f"*(float{lanes}*)(A + "
+    assert (load in text) == (offset % lanes == 0)
+    assert f"*(float{lanes}*)(B + " in text
+    if offset % lanes:
+        assert text.count(f"make_float{lanes}(A[") == 1
