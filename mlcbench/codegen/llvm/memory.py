@@ -44,6 +44,12 @@ def _is_one(value) -> bool:
 class MemoryAccess:
     """Mixin of the expression/statement emitters: needs ``builder``, ``vars``, ``emit_expr``."""
 
+    def vector_alignment(self, buffer, base, lanes: int) -> int:
+        """Alignment claimed for ``lanes`` elements from ``buffer[base]``: one element's,
+        since numpy arrays guarantee no more (a GPU kernel, whose arrays are aligned,
+        claims the whole vector where ``base`` is a multiple of ``lanes``)."""
+        return buffer.dtype.itemsize
+
     def _buffer_pointer(self, buffer) -> ir.Value:
         pointer = self.vars.get(buffer.data)
         if pointer is None:
@@ -83,7 +89,8 @@ class MemoryAccess:
         base = contiguous_base(index)
         if base is not None:
             address = self._element_address(pointer, base, elem_type)
-            loaded = self.builder.load(address, typ=ir.VectorType(elem_type, lanes), align=align)
+            loaded = self.builder.load(address, typ=ir.VectorType(elem_type, lanes),
+                                       align=self.vector_alignment(buffer, base, lanes))
             return T.from_memory(self.builder, loaded, dtype)
         if isinstance(index, E.Broadcast):
             scalar = self.emit_load(buffer, [index.value], buffer.dtype)
@@ -117,7 +124,8 @@ class MemoryAccess:
             return
         base = contiguous_base(index)
         if base is not None:
-            self.builder.store(value, self._element_address(pointer, base, elem_type), align=align)
+            self.builder.store(value, self._element_address(pointer, base, elem_type),
+                               align=self.vector_alignment(buffer, base, lanes))
             return
         offsets = self._to_i64(self.emit_expr(index), index.dtype)
         for lane in range(lanes):

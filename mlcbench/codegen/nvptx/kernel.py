@@ -11,6 +11,8 @@ kernel differs from a CPU function only in what this subclass overrides:
   thread block: loads and stores become ``ld.shared``/``st.shared``); ``"local"`` is an
   ``alloca`` (registers once LLVM promotes it, else per-thread local memory);
 * ``T.tvm_storage_sync("shared")`` -> ``llvm.nvvm.barrier0`` (``bar.sync 0``);
+* a contiguous vector access at a multiple of its lanes claims the vector's alignment
+  (``ld.global.v4.b32``), as arrays on a GPU start aligned;
 * a ``T.parallel`` loop runs serially inside its thread (there is no OpenMP here).
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from llvmlite import ir
 from ...ir.dtype import dtype as as_dtype
 from ...tir import expr as E
 from ...tir.stmt import ForKind
+from ..cuda.lanes import aligned_to
 from ..llvm import types as T
 from ..llvm.function import (FunctionEmitter, StringFunctionAttributes, bind_arguments,
                              param_type, symbolic_shape_vars)
@@ -79,6 +82,14 @@ class KernelEmitter(FunctionEmitter):
         array.align = 16
         array.type = ir.PointerType(addrspace=SHARED_ADDRSPACE)   # opaque, as LLVM 22 wants
         return array
+
+    def vector_alignment(self, buffer, base, lanes: int) -> int:
+        """Kernel arrays start aligned (cudaMalloc: 256 bytes, shared: 16), so an access
+        at a multiple of ``lanes`` is one ``ld.global.v4``/``st.shared.v4``."""
+        whole = buffer.dtype.itemsize * lanes
+        if whole <= 16 and whole & (whole - 1) == 0 and aligned_to(base, buffer, lanes):
+            return whole
+        return buffer.dtype.itemsize
 
     def emit_call(self, op):
         if op.op in ("tir.tvm_storage_sync", "tvm_storage_sync"):

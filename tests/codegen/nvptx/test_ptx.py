@@ -145,3 +145,26 @@ def test_shared_array_size_and_thread_count_reach_the_ptx(blocks, threads, halo)
     assert f".maxntid {threads}, 1, 1" in ptx
     assert f"S[{4 * (threads + halo)}]" in ptx
     assert "bar.sync" in ptx and "ld.shared" in ptx
+
+
+def _fetch_kernel(offset: int):
+    """A cooperative fetch of float4s into shared memory, ``offset`` elements into A."""
+    @T.prim_func
+    def fetch(A: T.Buffer((1028,), "float32"), B: T.Buffer((1024,), "float32")):
+        T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            S = T.allocate([256], "float32", "shared")
+            S_buf = T.decl_buffer((256,), "float32", data=S, scope="shared")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                S_buf[T.Ramp(tx * 4, 1, 4)] = A[T.Ramp(bx * 256 + tx * 4 + offset, 1, 4)]
+                T.tvm_storage_sync("shared")
+                B[bx * 256 + tx] = S_buf[255 - tx]
+    return fetch
+
+
+def test_aligned_vector_fetch_is_one_v4_load_and_store():
+    aligned = ptx_source(_fetch_kernel(0), "cuda")
+    assert re.search(r"ld\.global(\.nc)?\.v4\.(b|f)32", aligned)
+    assert re.search(r"st\.shared\.v4\.(b|f)32", aligned)
+    shifted = ptx_source(_fetch_kernel(1), "cuda")
+    assert not re.search(r"ld\.global(\.nc)?\.v4", shifted)
