@@ -1,9 +1,9 @@
 """CUDA C printed from device kernels of the GPU lowered form (mlcbench.codegen.cuda).
 
 Kernels are written directly in the lowered form. Structural checks compare expected
-lines; kernels without barriers are also compiled as C++ (a few lines stand in for
-the CUDA built-ins) and run thread by thread against numpy, which checks that the
-printed text computes what the kernel computes.
+lines; the printed text is also compiled as C++ (a few lines stand in for the CUDA
+built-ins: one POSIX thread per GPU thread, a pthread barrier for __syncthreads) and
+run against numpy, which checks that it computes what the kernel computes.
 """
 import ctypes
 import shutil
@@ -169,13 +169,17 @@ def test_errors_name_what_is_wrong():
         cuda_source(vthread_left)
 
 
-# -- the printed text runs as C++, thread by thread ------------------------------------
+# -- the printed text runs as C++: one std::thread per GPU thread -----------------------
 _PRELUDE = r"""
-#include <cmath>
-#include <algorithm>
-using std::min; using std::max;
+#include <math.h>
+#include <pthread.h>
+template <typename T> static T min(T a, T b) { return a < b ? a : b; }
+template <typename T> static T max(T a, T b) { return a > b ? a : b; }
 struct dim3_ { int x, y, z; };
-extern "C" { dim3_ threadIdx, blockIdx; }
+static dim3_ blockIdx;
+static thread_local dim3_ threadIdx;
+static pthread_barrier_t block_barrier;
+static void __syncthreads() { pthread_barrier_wait(&block_barrier); }
 #define __global__
 #define __shared__ static
 #define __restrict__ __restrict
@@ -184,25 +188,56 @@ extern "C" { dim3_ threadIdx, blockIdx; }
 struct float4 { float x, y, z, w; };
 static float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 """
+_LAUNCH = r"""
+static void** kernel_args;
+static int block_x, block_y;
+static void* run_thread(void* t) {
+  long id = (long)t;
+  threadIdx = {int(id % block_x), int((id / block_x) % block_y), int(id / (block_x * block_y))};
+  KERNEL(ARGS);
+  return 0;
+}
+// Blocks run one after another (so a static array is one block's shared memory);
+// the threads of a block run at once and meet at __syncthreads().
+extern "C" void launch(int gx, int gy, int gz, int tx, int ty, int tz, void** args) {
+  long threads = tx * ty * tz;
+  pthread_t team[1024];
+  kernel_args = args, block_x = tx, block_y = ty;
+  for (int z = 0; z < gz; ++z) for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x) {
+    blockIdx = {x, y, z};
+    pthread_barrier_init(&block_barrier, 0, threads);
+    for (long t = 0; t < threads; ++t) pthread_create(&team[t], 0, run_thread, (void*)t);
+    for (long t = 0; t < threads; ++t) pthread_join(team[t], 0);
+    pthread_barrier_destroy(&block_barrier);
+  }
+}
+"""
+_C_POINTERS = {"float32": "float*", "int32": "int*"}
 
 
-def run_as_cpp(source: str, tmp_path, grid: tuple, block: tuple, *arrays):
-    """Compile ``source`` with g++ and call its kernel once per (block, thread)."""
+def run_as_cpp(source: str, tmp_path, grid: tuple, block: tuple, *arrays,
+               kernel: str = "main_kernel0"):
+    """Compile ``source`` with g++ and launch ``kernel`` on ``grid`` x ``block`` threads."""
     if shutil.which("g++") is None:
         pytest.skip("g++ is not installed: the printed CUDA cannot be run as C++")
     tmp_path.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "k.cpp").write_text(_PRELUDE + source)
-    subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(tmp_path / "k.so"),
-                    str(tmp_path / "k.cpp")], check=True, capture_output=True)
+    args = ", ".join(f"({_C_POINTERS[str(a.dtype)]})kernel_args[{k}]"
+                     for k, a in enumerate(arrays))
+    launch = _LAUNCH.replace("KERNEL(ARGS)", f"{kernel}({args})")
+    (tmp_path / "k.cpp").write_text(_PRELUDE + source + launch)
+    subprocess.run(["g++", "-O1", "-pthread", "-shared", "-fPIC", "-o",
+                    str(tmp_path / "k.so"), str(tmp_path / "k.cpp")],
+                   check=True, capture_output=True)
     lib = ctypes.CDLL(str(tmp_path / "k.so"))
-    blocks, threads = (ctypes.c_int * 3).in_dll(lib, "blockIdx"), \
-        (ctypes.c_int * 3).in_dll(lib, "threadIdx")
-    pointers = [a.ctypes.data_as(ctypes.c_void_p) for a in arrays]
-    for b in np.ndindex(*grid[::-1]):
-        blocks[:] = b[::-1]
-        for t in np.ndindex(*block[::-1]):
-            threads[:] = t[::-1]
-            lib.main_kernel0(*pointers)
+    pointers = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+    lib.launch(*grid, *block, pointers)
+
+
+def test_printed_window_sum_with_shared_memory_and_barrier(tmp_path):
+    a = np.random.rand(1027).astype("float32")
+    b = np.zeros(1024, "float32")
+    run_as_cpp(cuda_source(window_sum), tmp_path, (8, 1, 1), (128, 1, 1), a, b)
+    np.testing.assert_allclose(b, a[:1024] + a[1:1025] + a[2:1026], rtol=1e-6)
 
 
 def test_printed_vector_add_and_float4_copy_compute_the_kernel(tmp_path):
