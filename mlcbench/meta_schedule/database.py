@@ -35,6 +35,7 @@ from ..ir.structural import structural_hash
 from ..target import Target
 from ..tir.function import PrimFunc
 from ..tir.schedule import Schedule, Trace
+from .adaptive_timing import Measurement
 from .arg_info import ArgInfo
 from .json_lines import (DatabaseWarning, LockedJSONLines, append_json_line, expect_field,
                          is_int, is_number, read_json_lines, scan_json_lines)
@@ -93,16 +94,20 @@ class TuningRecord:
     """One measured candidate: ``trace`` applied to ``workload.mod`` ran in ``run_secs``.
 
     A candidate that failed has ``run_secs == [MAX_RUN_SECS]`` and an ``error_msg``;
-    ``is_valid`` tells the two apart.
+    ``is_valid`` tells the two apart. ``measurement`` says how ``run_secs`` was taken
+    (an :class:`~.adaptive_timing.Measurement`: in full, or stopped early as clearly
+    slower than the best of its workload; None where the runner did not say).
     """
 
     def __init__(self, trace: Trace, workload: Workload, run_secs=None, target=None,
-                 args_info=None, error_msg: str | None = None):
+                 args_info=None, error_msg: str | None = None,
+                 measurement: Measurement | None = None):
         self.trace, self.workload = trace, workload
         self.run_secs = None if run_secs is None else [float(s) for s in run_secs]
         self.target = None if target is None else str(target)
         self.args_info = None if args_info is None else list(args_info)
         self.error_msg = error_msg
+        self.measurement = measurement
 
     @property
     def is_valid(self) -> bool:
@@ -124,16 +129,20 @@ class TuningRecord:
     def as_json(self) -> list:
         args = None if self.args_info is None else [a.as_json() for a in self.args_info]
         out = [self.trace.as_json(), self.run_secs, self.target, args]
+        if self.measurement is not None:
+            return out + [self.error_msg, self.measurement.as_json()]
         return out + [self.error_msg] if self.error_msg is not None else out
 
     @staticmethod
     def from_json(json_obj, workload: Workload) -> "TuningRecord":
         """The record written by :meth:`as_json`; TuningError naming the field, what was
         expected and what was found when ``json_obj`` is not one."""
-        expect_field(isinstance(json_obj, list) and len(json_obj) in (4, 5), "record",
-                     "[trace, run_secs, target, args_info] (and error_msg)", json_obj)
+        expect_field(isinstance(json_obj, list) and len(json_obj) in (4, 5, 6), "record",
+                     "[trace, run_secs, target, args_info] (and error_msg, measurement)",
+                     json_obj)
         trace, run_secs, target, args = json_obj[:4]
         error_msg = json_obj[4] if len(json_obj) > 4 else None
+        measurement = Measurement.from_json(json_obj[5]) if len(json_obj) > 5 else None
         seconds = isinstance(run_secs, list) and all(is_number(s) for s in run_secs)
         expect_field(run_secs is None or seconds, "run_secs", "a list of numbers or null",
                      run_secs)
@@ -147,7 +156,7 @@ class TuningRecord:
                      "a string", error_msg)
         args_info = None if args is None else _args_info_from_json(args)
         return TuningRecord(_trace_from_json(trace), workload, run_secs, target, args_info,
-                            error_msg)
+                            error_msg, measurement)
 
     def as_schedule(self) -> Schedule:
         """A schedule of the workload with this record's trace replayed on it."""

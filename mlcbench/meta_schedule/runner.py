@@ -34,8 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.errors import InvalidValueError, TuningError
+from .adaptive_timing import AdaptiveTiming, Measurement, measure_candidate
 from .arg_info import ArgInfo, TensorInfo
 from .builder import local_artifact, remove_artifact
+from .database import MAX_RUN_SECS
 from .executor_pool import ExecutorPool, worker_identity
 from .worker_pool import WorkerPool
 
@@ -67,24 +69,31 @@ class RunnerInput:
 
     ``reference_path``, when given, is a library of the unscheduled module: the
     candidate's outputs must match it (see ``LocalRunner(check_correctness=...)``).
+    ``workload_key`` names the workload the candidate implements and ``best_secs`` is
+    the best time known for it: with them a runner may stop measuring a candidate
+    that is clearly slower (see :mod:`.adaptive_timing`); without, it measures in full.
     """
 
     artifact_path: str | None
     device_type: str = "llvm"
     args_info: list | None = None
     reference_path: str | None = None
+    workload_key: str | None = None
+    best_secs: float | None = None
 
 
 @dataclass(frozen=True)
 class RunnerResult:
     """Seconds per call, one per repeat; or None with ``error_msg``. ``worker``,
-    ``host`` and ``cpu`` say where it was measured (None where the runner does not say)."""
+    ``host`` and ``cpu`` say where it was measured (None where the runner does not say),
+    ``measurement`` how (an :class:`~.adaptive_timing.Measurement`)."""
 
     run_secs: list | None
     error_msg: str | None
     worker: str | None = None
     host: str | None = None
     cpu: str | None = None
+    measurement: Measurement | None = None
 
 
 class RunnerFuture:
@@ -134,12 +143,18 @@ class LocalRunner(Runner):
     pool
         Where candidates run: a :class:`~.worker_pool.WorkerPool` of ``max_workers``
         processes by default, or any pool with its ``map``.
+    adaptive
+        An :class:`~.adaptive_timing.AdaptiveTiming`: a candidate whose input names
+        its workload is measured only as long as its comparison with the best of that
+        workload needs (the best is remembered across calls). None: every candidate
+        in full.
     """
 
     def __init__(self, timeout_sec: float = 30.0, evaluator_config=None,
                  cooldown_sec: float = 0.0, check_correctness: bool = True,
                  rtol: float = 1e-3, atol: float = 1e-3, cleanup: bool = True,
-                 max_workers: int = 1, pool=None):
+                 max_workers: int = 1, pool=None, *,
+                 adaptive: AdaptiveTiming | None = AdaptiveTiming()):
         if isinstance(evaluator_config, dict):
             evaluator_config = EvaluatorConfig(**evaluator_config)
         self.evaluator_config = evaluator_config or EvaluatorConfig()
@@ -147,6 +162,8 @@ class LocalRunner(Runner):
         self.check_correctness, self.rtol, self.atol = check_correctness, rtol, atol
         self.cleanup = cleanup
         self.pool = pool if pool is not None else WorkerPool(max_workers, timeout_sec)
+        self.adaptive = adaptive
+        self.best_secs: dict[str, float] = {}    # workload key -> best time measured
 
     def run(self, runner_inputs: list[RunnerInput]) -> list[RunnerFuture]:
         host, cpu = worker_identity()
@@ -154,11 +171,30 @@ class LocalRunner(Runner):
         for index, inp in enumerate(runner_inputs):
             if index and self.cooldown_sec > 0:
                 time.sleep(self.cooldown_sec)
-            (outcome,) = self.pool.map(run_in_worker, [self._call(inp)])
-            futures.append(RunnerFuture(_as_result(outcome, "local", host, cpu)))
+            best = self._best_known(inp)
+            call = self._call(inp) + (best, self.adaptive if best is not None else None)
+            (outcome,) = self.pool.map(run_in_worker, [call])
+            result = _as_result(outcome, "local", host, cpu)
+            self._remember(inp, result)
+            futures.append(RunnerFuture(result))
             if self.cleanup:
                 remove_artifact(inp.artifact_path)
         return futures
+
+    def _best_known(self, inp: RunnerInput) -> float | None:
+        """The best time to compare ``inp`` with: None when it is measured in full."""
+        if self.adaptive is None or inp.workload_key is None:
+            return None
+        known = [s for s in (inp.best_secs, self.best_secs.get(inp.workload_key))
+                 if s is not None and 0 < s < MAX_RUN_SECS]
+        return min(known, default=None)
+
+    def _remember(self, inp: RunnerInput, result: RunnerResult) -> None:
+        if inp.workload_key is None or result.error_msg is not None or not result.run_secs:
+            return
+        seconds = sum(result.run_secs) / len(result.run_secs)
+        self.best_secs[inp.workload_key] = min(
+            seconds, self.best_secs.get(inp.workload_key, MAX_RUN_SECS))
 
     def _call(self, inp: RunnerInput) -> tuple:
         """The arguments of :func:`run_in_worker` for ``inp``."""
@@ -246,7 +282,9 @@ def _read(path: str | None) -> bytes | None:
 def _as_result(outcome, worker=None, host=None, cpu=None) -> RunnerResult:
     where = dict(worker=worker, host=host, cpu=cpu)
     if outcome.ok and "run_secs" in outcome.value:
-        return RunnerResult(outcome.value["run_secs"], None, **where)
+        how = outcome.value.get("measurement")
+        return RunnerResult(outcome.value["run_secs"], None, **where,
+                            measurement=None if how is None else Measurement.from_json(how))
     if outcome.ok:
         return RunnerResult(None, outcome.value["error"], **where)
     return RunnerResult(None, f"run {outcome.status}: {outcome.message}", **where)
@@ -257,26 +295,52 @@ _INPUTS: dict = {}         # args key -> numpy arrays, the same in every run of 
 _REFERENCES: dict = {}     # (reference path, args key) -> arguments after the reference ran
 
 
-def run_in_worker(artifact_path, args_json, timing, reference_path, rtol, atol) -> dict:
-    """Runs in a worker: ``{"run_secs": [...]}``, or ``{"error": message}`` for a wrong
-    answer (a crash or a hang never returns: the pool reports it)."""
-    from ..runtime import cpu, load_module
+def run_in_worker(artifact_path, args_json, timing, reference_path, rtol, atol,
+                  best_secs: float | None = None,
+                  adaptive: AdaptiveTiming | None = None) -> dict:
+    """Runs in a worker: ``{"run_secs": [...], "measurement": {...}}``, or ``{"error":
+    message}`` for a wrong answer (a crash or a hang never returns: the pool reports
+    it). With ``adaptive`` and ``best_secs`` a clearly slower candidate stops early."""
+    from ..runtime import load_module
     from ..runtime import ndarray as nd
-    number, repeat, min_repeat_ms, flush = timing
+    from ..runtime.benchmark import cache_flush_cpu_non_first_arg
     infos = [ArgInfo.from_json(a) for a in args_json]
-    inputs = _seeded_inputs(infos)
     lib = load_module(artifact_path)
-    name = entry_function_name(lib)
-    args = [nd.array(a) for a in inputs]
-    lib[name](*args)
-    if reference_path is not None:
+    func = lib[entry_function_name(lib)]
+    args = [nd.array(a) for a in _seeded_inputs(infos)]
+    converted = func.convert_args(args)
+
+    def check():
+        if reference_path is None:
+            return None
         mismatch = _compare(args, _reference_outputs(reference_path, infos), rtol, atol)
-        if mismatch:
-            return {"error": f"wrong answer: {mismatch}"}
-    evaluator = lib.time_evaluator(name, cpu(), number=number, repeat=repeat,
-                                   min_repeat_ms=min_repeat_ms,
-                                   f_preproc="cache_flush_cpu_non_first_arg" if flush else "")
-    return {"run_secs": list(evaluator(*args).results)}
+        return mismatch and f"wrong answer: {mismatch}"
+
+    flush = (lambda: cache_flush_cpu_non_first_arg(*args)) if timing[3] else None
+    run_secs, how = measure_candidate(
+        lambda: func.call_converted(converted), check, timing, best_secs,
+        adaptive or AdaptiveTiming(), _counting_measure(func, converted), flush)
+    if run_secs is None:
+        return {"error": how}
+    return {"run_secs": run_secs, "measurement": how.as_json()}
+
+
+def _counting_measure(func, converted):
+    """``measure(number, repeat, min_repeat_ms, preproc) -> (seconds per call of each
+    repeat, calls made)`` for :func:`~.adaptive_timing.measure_candidate`."""
+    from ..runtime.benchmark import measure
+    calls = [0]
+
+    def call():
+        calls[0] += 1
+        func.call_converted(converted)
+
+    def timed(number, repeat, min_repeat_ms, preproc):
+        before = calls[0]
+        result = measure(call, (), number=number, repeat=repeat,
+                         min_repeat_ms=min_repeat_ms, preproc=preproc, warmup=False)
+        return list(result.results), calls[0] - before
+    return timed
 
 
 def run_artifact_bytes(artifact: bytes, args_json, timing, reference: bytes | None, rtol,

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from ..ir.errors import TuningError
+from .adaptive_timing import FULL, Measurement
 from .arg_info import ArgInfo
 from .builder import BuilderInput, remove_artifact
 from .database import MAX_RUN_SECS, TuningRecord
@@ -185,6 +186,7 @@ class TaskScheduler:
         args_info = ArgInfo.from_entry_func(context.mod)
         ready = [(r, b) for r, b in zip(records, built) if b.error_msg is None]
         seconds = {id(r): [] for r, _ in ready}
+        calls = {id(r): 0 for r, _ in ready}
         errors = {}
         try:
             for _ in range(rounds):
@@ -195,6 +197,7 @@ class TaskScheduler:
                     result = future.result()
                     if result.error_msg is None:
                         seconds[id(record)].append(_mean(result.run_secs))
+                        calls[id(record)] += getattr(result.measurement, "calls", 0)
                     else:
                         errors[id(record)] = result.error_msg
         finally:
@@ -206,7 +209,8 @@ class TaskScheduler:
                                            or "no timing")
             database.commit_tuning_record(TuningRecord(
                 record.trace, task.workload, run_secs if run_secs else [MAX_RUN_SECS],
-                context.target, record.args_info, error))
+                context.target, record.args_info, error,
+                Measurement(FULL, calls[id(record)]) if run_secs else None))
         clock.lap("run")
         best = database.get_top_k(task.workload, 1)
         task.best_secs = best[0].mean_run_secs if best else MAX_RUN_SECS
@@ -217,8 +221,9 @@ class TaskScheduler:
         context = task.context
         built = builder.build([BuilderInput(c.sch.mod, context.target) for c in candidates])
         clock.lap("build")
+        best = task.best_secs if task.best_secs < MAX_RUN_SECS else None
         inputs = [RunnerInput(b.artifact_path, context.target.kind.name, c.args_info,
-                              task.reference_path)
+                              task.reference_path, str(task.workload.shash), best)
                   for c, b in zip(candidates, built) if b.error_msg is None]
         futures = iter(runner.run(inputs) if inputs else [])
         results = []
@@ -299,7 +304,8 @@ def _record_of(task, candidate, result: RunnerResult) -> TuningRecord:
     return TuningRecord(candidate.sch.trace, task.workload,
                         [MAX_RUN_SECS] if failed else result.run_secs, task.context.target,
                         candidate.args_info,
-                        error_msg=(result.error_msg or "no timing") if failed else None)
+                        error_msg=(result.error_msg or "no timing") if failed else None,
+                        measurement=None if failed else getattr(result, "measurement", None))
 
 
 def _progress_bar(total: int, enabled: bool):
