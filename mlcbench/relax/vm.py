@@ -21,6 +21,7 @@ import numpy as np
 
 from ..ir.errors import RuntimeError_
 from ..runtime import ndarray as nd
+from ..runtime.allocator import fixed_shape_allocator
 from ..runtime.benchmark import measure
 from ..runtime.device import NO_GPU_MESSAGE, as_device, kDLCPU
 from ..runtime.errors import ArgumentTypeError, ArgumentValueError
@@ -302,7 +303,7 @@ class _Linker:
     def link_alloc(self, record):
         _, dst, dims, dtype, _ = record
         if all(isinstance(d, int) for d in dims):
-            allocate = static_allocator(tuple(dims), dtype)
+            allocate = fixed_shape_allocator(tuple(dims), dtype)
 
             def run(regs):
                 regs[dst] = allocate()
@@ -370,24 +371,6 @@ def _truth(value) -> bool:
                                      f"{value.shape}")
         return bool(np.from_dlpack(value).reshape(()))
     return bool(value)
-
-
-def static_allocator(shape: tuple, dtype: str):
-    """``allocate() -> NDArray``: a fresh 64-byte aligned tensor of a shape known now.
-
-    ``nd.empty`` does the same, but re-derives the numpy dtype and the size on every
-    call; outputs are allocated on every VM call, so that work is done once here.
-    """
-    np_dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
-    alignment = nd.ALIGNMENT
-
-    def allocate():
-        raw = np.empty(nbytes + alignment, dtype=np.uint8)
-        offset = (-raw.ctypes.data) % alignment
-        return nd.numpyasarray(raw[offset:offset + nbytes].view(np_dtype).reshape(shape))
-
-    return allocate
 
 
 def fast_kernel_call(packed, regs: list):

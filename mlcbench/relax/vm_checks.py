@@ -23,6 +23,7 @@ import operator
 import numpy as np
 
 from ..runtime import ndarray as nd
+from ..runtime.allocator import fixed_shape_allocator
 from ..runtime.errors import ArgumentTypeError, ArgumentValueError
 
 _DIM_OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
@@ -60,16 +61,31 @@ def make_checker(function: str, what: str, spec):
     return lambda value, env: value
 
 
-def _as_ndarray(where: str, value, dtype: str):
-    if isinstance(value, nd.NDArray):
-        return value
-    if isinstance(value, np.ndarray):
-        if dtype and value.dtype.name != dtype:
-            raise ArgumentValueError(f"{where}: expected dtype {dtype}, found {value.dtype.name} "
-                                     f"(convert with .astype({dtype!r}))")
-        return nd.array(value)
-    raise ArgumentTypeError(f"{where}: expected a tensor (NDArray or numpy array), found "
-                            f"{type(value).__name__}")
+def _numpy_converter(where: str, dtype: str, static):
+    """``convert(value) -> NDArray`` for an argument that must be a tensor: NDArrays pass,
+    numpy arrays of the right dtype are copied in (into a :func:`fixed_shape_allocator`'s
+    array when the shape is static and matches: an ``nd.array`` copy of a (1, 64) input
+    cost more than the digits MLP's kernels), anything else is refused."""
+    np_dtype = np.dtype(dtype) if dtype else None
+    allocate = fixed_shape_allocator(static, np_dtype) \
+        if static is not None and np_dtype is not None else None
+
+    def convert(value):
+        if isinstance(value, nd.NDArray):
+            return value
+        if not isinstance(value, np.ndarray):
+            raise ArgumentTypeError(f"{where}: expected a tensor (NDArray or numpy array), "
+                                    f"found {type(value).__name__}")
+        if np_dtype is not None and value.dtype != np_dtype:
+            raise ArgumentValueError(f"{where}: expected dtype {dtype}, found "
+                                     f"{value.dtype.name} (convert with .astype({dtype!r}))")
+        if allocate is None or value.shape != static:
+            return nd.array(value)
+        copy = allocate()
+        np.copyto(copy._array, value)
+        return copy
+
+    return convert
 
 
 def _tensor_checker(where: str, dtype: str, ndim: int, dims):
@@ -78,9 +94,10 @@ def _tensor_checker(where: str, dtype: str, ndim: int, dims):
         static = tuple(d[1] for d in dims)
     dim_checks = [(axis, d[0], d[1] if d[0] == "bind" else dim_function(d[1]))
                   for axis, d in enumerate(dims or ())]
+    as_ndarray = _numpy_converter(where, dtype, static)
 
     def check(value, env):
-        value = _as_ndarray(where, value, dtype)
+        value = as_ndarray(value)
         if dtype and value.dtype != dtype:
             raise ArgumentValueError(f"{where}: expected dtype {dtype}, found {value.dtype}")
         shape = value.shape

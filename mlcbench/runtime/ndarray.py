@@ -18,6 +18,7 @@ Zero-copy exchange goes through DLPack: ``np.from_dlpack(a)`` and :func:`from_dl
 """
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
@@ -31,16 +32,31 @@ ALIGNMENT = 64
 """Byte alignment of the storage that :func:`array` and :func:`empty` allocate."""
 
 
-def _aligned_empty(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
-    """An uninitialized C-contiguous array whose data starts on an ``ALIGNMENT`` boundary.
+def address_of(data: np.ndarray) -> int:
+    """The address of ``data``'s first element.
+
+    ``data.ctypes.data`` builds a ctypes helper object in Python (3 to 5 us here, more than
+    a small kernel's whole run); a ctypes view of the buffer gives the same address in
+    under 1 us. Read-only and empty arrays cannot be viewed that way and take the slow path.
+    """
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(data))
+    except (TypeError, ValueError, BufferError):
+        return data.ctypes.data
+
+
+def _aligned_empty(shape: tuple, np_dtype: np.dtype) -> tuple[np.ndarray, int]:
+    """An uninitialized C-contiguous array whose data starts on an ``ALIGNMENT`` boundary,
+    and that address.
 
     numpy only promises 16 bytes, so we over-allocate a byte buffer and take an aligned
     view of it; the view keeps the buffer alive.
     """
     nbytes = math.prod(shape) * np_dtype.itemsize     # math.prod: np.prod costs microseconds
     raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
-    offset = (-raw.ctypes.data) % ALIGNMENT
-    return raw[offset:offset + nbytes].view(np_dtype).reshape(shape)
+    start = address_of(raw)
+    offset = (-start) % ALIGNMENT
+    return raw[offset:offset + nbytes].view(np_dtype).reshape(shape), start + offset
 
 
 _DATATYPES: dict = {}
@@ -68,6 +84,16 @@ def _numpy_dtype(dtype) -> np.dtype:
         raise ArgumentValueError(f"NDArray dtype: {err}") from None
 
 
+def supported_datatype(np_dtype: np.dtype):
+    """The mlcbench dtype of a numpy dtype, or ArgumentValueError when it has none."""
+    try:
+        return _datatype_of(np_dtype)
+    except (ValueError, TypeError):
+        raise ArgumentValueError(f"NDArray: numpy dtype {np_dtype} has no mlcbench "
+                                 "equivalent (supported: bool, int8-64, uint8-64, "
+                                 "float16/32/64)") from None
+
+
 class NDArray:
     """An n-dimensional array on a device; see the module docstring for an example.
 
@@ -81,16 +107,22 @@ class NDArray:
     def __init__(self, data: np.ndarray, device: Device):
         if not data.flags.c_contiguous:
             raise ArgumentValueError("NDArray storage must be C-contiguous")
-        try:
-            self.dtype = _datatype_of(data.dtype)
-        except (ValueError, TypeError):
-            raise ArgumentValueError(f"NDArray: numpy dtype {data.dtype} has no mlcbench "
-                                     "equivalent (supported: bool, int8-64, uint8-64, "
-                                     "float16/32/64)") from None
+        self.dtype = supported_datatype(data.dtype)
         self._array = data
-        self.shape = tuple(int(d) for d in data.shape)
+        self.shape = data.shape         # numpy's shape is already a tuple of Python ints
         self.device = device
-        self.data_ptr = data.ctypes.data
+        self.data_ptr = address_of(data)
+
+    @classmethod
+    def _trusted(cls, data: np.ndarray, dtype, device: Device, data_ptr: int) -> "NDArray":
+        """An NDArray over ``data`` whose facts the caller already knows: C-contiguous,
+        ``dtype`` (:func:`~mlcbench.ir.dtype.dtype` of its numpy dtype) and its address.
+        For allocators that make the same kind of array on every call (the VM's outputs),
+        where the checks of ``__init__`` would cost more than the allocation."""
+        array = object.__new__(cls)
+        array._array, array.shape, array.dtype = data, data.shape, dtype
+        array.device, array.data_ptr = device, data_ptr
+        return array
 
     # -- facts ------------------------------------------------------------------------
     @property
@@ -198,7 +230,9 @@ def empty(shape, dtype="float32", device=None, *, ctx=None) -> NDArray:
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
     if any(d < 0 for d in shape):
         raise ArgumentValueError(f"nd.empty: shape must be non-negative, found {shape}")
-    return NDArray(_aligned_empty(shape, _numpy_dtype(dtype)), dev)
+    np_dtype = _numpy_dtype(dtype)
+    data, address = _aligned_empty(shape, np_dtype)
+    return NDArray._trusted(data, supported_datatype(np_dtype), dev, address)
 
 
 def _to_numpy_source(obj, dtype) -> np.ndarray:
@@ -222,8 +256,9 @@ def array(obj, device=None, dtype=None, *, ctx=None) -> NDArray:
     device = device_or_ctx(device, ctx, "nd.array")
     dev = _require_cpu(as_device(device), "nd.array")
     source = _to_numpy_source(obj, dtype)
-    result = NDArray(_aligned_empty(source.shape, source.dtype), dev)
-    np.copyto(result._array, source)
+    data, address = _aligned_empty(source.shape, source.dtype)
+    result = NDArray._trusted(data, supported_datatype(source.dtype), dev, address)
+    np.copyto(data, source)
     return result
 
 

@@ -341,3 +341,30 @@ def test_results_of_relax_calls_are_checked_against_the_annotation():
                                       r"the value of y = inner\(x\): expected shape \(8,\), "
                                       r"found \(4,\)"):
         run(WrongAnnotation, np.zeros(4, "float32"))
+
+
+@I.ir_module
+class AddOne:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32")):
+        with R.dataflow():
+            y = R.add(x, R.const(1.0, "float32"))
+            R.output(y)
+        return y
+
+    @R.function
+    def identity(x: R.Tensor((2, 3), "float32")):
+        return x
+
+
+def test_numpy_arguments_are_copied_in_whatever_their_layout():
+    vm = relax.VirtualMachine(relax.build(AddOne, "llvm"), tvm.cpu())
+    base = np.arange(12, dtype="float32").reshape(3, 4)
+    for x in (base[:2, :3], base[:3, :2].T, np.asfortranarray(base[:2, :3])):
+        np.testing.assert_array_equal(vm["main"](x).numpy(), x + 1)
+    x = np.zeros((2, 3), "float32")
+    same = vm["identity"](x)
+    x[0, 0] = 5                     # the VM received a copy: the user's array stays theirs
+    assert same.numpy()[0, 0] == 0
+    outputs = [vm["main"](x) for _ in range(3)]
+    assert len({o.data_ptr for o in outputs}) == 3 and outputs[0].numpy()[0, 0] == 6
