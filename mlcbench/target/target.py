@@ -202,8 +202,9 @@ def _implied_features(mcpu: str) -> tuple:
 
 
 def _parse(text: str) -> tuple[str, dict, str]:
-    """``"llvm -mcpu=znver5 --num-cores=2"`` -> ``("llvm", {"mcpu": "znver5", "num_cores": 2}, "")``;
-    a tag or a CUDA kind starts from the tag's (or the default tag's) attributes."""
+    """``"llvm -mcpu=znver5 --num-cores=2"`` -> ``("llvm", {"mcpu": "znver5",
+    "num_cores": 2}, "")`` (kind, options, tag); a tag or a CUDA kind starts from the
+    tag's (or the default tag's) attributes."""
     words = text.split()
     kind, tag = words[0], ""
     if is_tag(kind):

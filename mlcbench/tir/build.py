@@ -15,6 +15,10 @@ symbolic dims by name), generate one LLVM module for all of them, JIT-compile it
 wrap the addresses in a ``runtime.Module`` that checks arguments before each call.
 All of them are skipped where the kernel cache holds the same functions built for the
 same target (:mod:`mlcbench.codegen.kernel_cache`).
+
+For a GPU target (``"cuda"``, a tag such as ``"nvidia/nvidia-a100"``) the functions are
+lowered by :func:`mlcbench.tir.transform.lower_gpu` (host launch functions and device
+kernels) and handed to ``mlcbench.codegen.gpu.build_gpu``, without the kernel cache.
 """
 from __future__ import annotations
 
@@ -35,8 +39,12 @@ __all__ = ["as_module", "build", "build_lowered", "kernel_spec", "kernel_symbol"
            "resolve_target"]
 
 
-def lower(mod_or_func, name: str = "main") -> IRModule:
-    """Lower scheduled TensorIR to the form code generation consumes (``mlcbench.lower``)."""
+def lower(mod_or_func, name: str = "main", target=None) -> IRModule:
+    """Lower scheduled TensorIR to the form code generation consumes (``mlcbench.lower``);
+    with a GPU ``target``, to the GPU lowered form (``lower_gpu``)."""
+    if _as_target(target).is_gpu:
+        from .transform.lower_gpu import lower_gpu
+        return lower_gpu(mod_or_func, _as_target(target), name)
     from .transform.pipeline import lower as lower_pipeline
     return lower_pipeline(mod_or_func, name)
 
@@ -50,6 +58,8 @@ def build(mod_or_func, target=None, name: str | None = None) -> Module:
     A second build of structurally equal functions for the same target loads their
     machine code from the kernel cache (:mod:`mlcbench.codegen.kernel_cache`).
     """
+    if _as_target(target).is_gpu:
+        return build_gpu_target(as_module(mod_or_func, name), _as_target(target))
     target = resolve_target(target)
     mod = as_module(mod_or_func, name)
     return kernel_cache.cached_build(kernel_cache.module_fingerprints(mod), target, "tir.build",
@@ -74,12 +84,43 @@ def build_lowered(mod, target=None) -> Module:
                   type_key="llvm")
 
 
-def resolve_target(target) -> Target:
+def build_gpu_target(mod: IRModule, target: Target) -> Module:
+    """Lower for the GPU ``target`` and build with ``mlcbench.codegen.gpu.build_gpu``."""
+    if target.kind.name not in ("cuda", "nvptx"):
+        raise CodegenError(f"build: target {str(target)!r} ({target.kind.name}) is not "
+                           "supported; GPU code is built for 'cuda' or a tag such as "
+                           "'nvidia/geforce-rtx-2080-ti'")
+    from .transform.lower_gpu import lower_gpu
+    lowered = lower_gpu(mod, target)
+    try:
+        from ..codegen.gpu import build_gpu
+    except ImportError as err:
+        if not _lacks_gpu_codegen(err):
+            raise
+        raise CodegenError(f"build: target {str(target)!r} needs the GPU code generator "
+                           "(mlcbench.codegen.gpu.build_gpu), which this installation "
+                           f"lacks ({err}); mlcbench.tir.transform.lower_gpu(mod, target) "
+                           "shows the lowered kernels") from err
+    return build_gpu(lowered, target)
+
+
+def _lacks_gpu_codegen(err: ImportError) -> bool:
+    """The GPU code generator is absent (not: present, but failing on an import of its own)."""
+    if isinstance(err, ModuleNotFoundError):
+        return err.name in ("mlcbench.codegen.gpu", "mlcbench.codegen")
+    return "build_gpu" in str(err)
+
+
+def _as_target(target) -> Target:
     if target is None:
         return Target.current() or Target("llvm")
     if isinstance(target, dict):     # {"llvm": ...} style of the older TVM API
         target = next(iter(target))
-    target = target if isinstance(target, Target) else Target(target)
+    return target if isinstance(target, Target) else Target(target)
+
+
+def resolve_target(target) -> Target:
+    target = _as_target(target)
     if not target.is_cpu:
         raise CodegenError(f"build: target {str(target)!r} needs a {target.kind.name} device; "
                            "this runtime compiles for the CPU only (use target='llvm')")

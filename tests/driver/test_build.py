@@ -75,8 +75,9 @@ def test_primfunc_without_global_symbol_is_main():
     assert lib.function_names == ["main"]
 
 
-def test_gpu_target_is_refused():
-    with pytest.raises(CodegenError, match="CPU only"):
+def test_gpu_target_needs_thread_bound_loops():
+    with pytest.raises(CodegenError, match="`for i, j, k in T.grid.*runs outside every "
+                                           "thread-bound loop"):
         build(from_source(MM_RELU), target="cuda")
 
 

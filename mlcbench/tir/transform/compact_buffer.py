@@ -40,6 +40,20 @@ Rules (the placement follows TVM's ``PlanAndUpdateBufferAllocationLocation`` and
   extern call) stay as they are.
 
 Runs on opaque blocks (after ``ConvertBlocksToOpaque``), before ``LowerOpaqueBlock``.
+
+On a GPU (``compact_buffer_allocation(stmt, gpu=True)``, as TVM's pass does) the loops
+bound to threads decide who shares a buffer, by its storage scope:
+
+* ``"shared"``: one copy per thread block. Its region is relaxed over the
+  ``threadIdx``/``vthread`` loops it sits under, above or below its new place (the copy
+  holds what every thread of the block touches); ``blockIdx`` loops need no check;
+* ``"local"``: one copy per thread, relaxed over no thread loop, and thread loops need
+  no check either;
+* ``"global"``: one copy for the grid, relaxed over every thread loop, and it never
+  moves inside one (the host allocates it between kernel launches).
+
+Serial loops crossed on the way down are still checked for disjoint footprints (with
+the thread loop variables held fixed).
 """
 from __future__ import annotations
 
@@ -51,7 +65,7 @@ from ...ir.transform import prim_func_pass
 from ..buffer import Buffer, BufferRegion
 from ..expr import (Add, BufferLoad, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range, Sub,
                     Var, const)
-from ..functor import StmtExprMutator, StmtExprVisitor
+from ..functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
 from ..stmt import Block, BlockRealize, BufferStore, For
 from ._common import _analyzer, const_int
 
@@ -117,15 +131,17 @@ def _lowest_common_ancestor(paths) -> tuple:
     return tuple(common)
 
 
-def _compact_region(buffer, accesses, depth: int, analyzer):
-    """``[(lo, extent)]`` per dimension: the interval the loops below ``depth`` touch
-    (``lo = 0`` and the full extent where it cannot be bounded by a constant size)."""
+def _compact_region(buffer, accesses, depth: int, analyzer, relaxed=lambda loop: False):
+    """``[(lo, extent)]`` per dimension: the interval the loops below ``depth`` (and the
+    ``relaxed`` loops above it) touch (``lo = 0`` and the full extent where it cannot be
+    bounded by a constant size)."""
     lows = [[] for _ in buffer.shape]
     highs = [[] for _ in buffer.shape]
     for path, indices in accesses:
-        _bind_outer_loops(path[:depth], analyzer)
+        _bind_outer_loops([n for n in path[:depth] if not relaxed(n)], analyzer)
         doms = {node.loop_var: Range(node.min, node.extent)
-                for node in path[depth:] if isinstance(node, For)}
+                for k, node in enumerate(path) if isinstance(node, For)
+                and (k >= depth or relaxed(node))}
         for dim, index in enumerate(indices):
             interval = analyzer.int_set(index, doms)
             lows[dim].append(interval.min_value)
@@ -173,7 +189,7 @@ class _Plan:
         self.old, self.new, self.anchor, self.offsets = old, new, anchor, offsets
 
 
-def _plan_buffer(buffer, accesses, owner, analyzer):
+def _plan_buffer(buffer, accesses, owner, analyzer, gpu: bool = False):
     """Where ``buffer`` goes: the deepest ancestor between its allocating block and the
     lowest common ancestor of its accesses where the per-iteration footprints of the
     loops it moves into are disjoint (else it would lose values carried across them)."""
@@ -183,12 +199,37 @@ def _plan_buffer(buffer, accesses, owner, analyzer):
     owner_depth = next((k for k, node in enumerate(ancestors) if node is owner), None)
     if owner_depth is None:
         return None
+    scope = buffer.scope or "global"
+    relaxed = (lambda loop: _shares_storage(loop, scope)) if gpu else (lambda loop: False)
     for depth in range(len(ancestors), owner_depth, -1):
-        region = _compact_region(buffer, accesses, depth, analyzer)
-        crossed = [n for n in ancestors[owner_depth + 1:depth] if isinstance(n, For)]
-        if not crossed or _footprints_disjoint(region, crossed):
+        if gpu and scope.startswith("global") and any(
+                _thread_tag(n) for n in ancestors[:depth]):
+            continue
+        region = _compact_region(buffer, accesses, depth, analyzer, relaxed)
+        crossed = [n for n in ancestors[owner_depth + 1:depth]
+                   if isinstance(n, For) and not (gpu and _thread_tag(n))]
+        fixed = {n.loop_var for n in ancestors[:depth] if gpu and _thread_tag(n)}
+        if not crossed or _footprints_disjoint(region, crossed, fixed):
             return _make_plan(buffer, region, ancestors[depth - 1], owner)
     return None
+
+
+def _thread_tag(node) -> str:
+    """The thread tag of a loop bound to a thread, else ``""``."""
+    binding = getattr(node, "thread_binding", None)
+    return binding.thread_tag if binding is not None else ""
+
+
+def _shares_storage(node, scope: str) -> bool:
+    """Whether the threads of loop ``node`` share one copy of a buffer of ``scope`` (so
+    its region covers all of them): a block's threads share "shared" memory, the whole
+    grid shares "global", nobody shares "local"."""
+    tag = _thread_tag(node)
+    if not tag:
+        return False
+    if scope.startswith("shared"):
+        return tag.startswith(("threadIdx", "vthread"))
+    return scope.startswith("global")
 
 
 def _make_plan(buffer, region, anchor, owner):
@@ -205,13 +246,15 @@ def _make_plan(buffer, region, anchor, owner):
 MAX_CHECKED_ITERATIONS = 1 << 16
 
 
-def _footprints_disjoint(region, loops) -> bool:
+def _footprints_disjoint(region, loops, fixed=frozenset()) -> bool:
     """True when no two iterations of ``loops`` (constant extents, enumerated) touch a
     common element: each iteration's box ``[lo, lo + extent)`` is checked against the
     others (grid-aligned boxes compare by their corners).
 
     The iterations are enumerated all at once: each loop variable is a numpy axis, so
-    a corner coordinate is one array over the whole iteration grid."""
+    a corner coordinate is one array over the whole iteration grid. Variables in
+    ``fixed`` (thread indices) are held constant: a corner is checked as its offset from
+    the first iteration's, which must not depend on them."""
     extents = [const_int(loop.extent) for loop in loops]
     mins = [const_int(loop.min) for loop in loops]
     if None in extents or None in mins:
@@ -228,7 +271,9 @@ def _footprints_disjoint(region, loops) -> bool:
         env[loop.loop_var] = np.arange(lo, lo + extent, dtype=np.int64).reshape(shape)
     columns = []
     for lo, _ in region:
-        value = _evaluate(lo, env)
+        if fixed:
+            lo = _offset_from_first(lo, loops, fixed)
+        value = _evaluate(lo, env) if lo is not None else None
         if value is None:
             return False
         columns.append(np.broadcast_to(np.asarray(value, dtype=np.int64), extents).ravel())
@@ -238,6 +283,18 @@ def _footprints_disjoint(region, loops) -> bool:
     sizes = [const_int(extent) for _, extent in region]
     return all(size is not None and size > 0 and np.ptp(corners[:, d] % size) == 0
                for d, size in enumerate(sizes))
+
+
+def _offset_from_first(lo, loops, fixed):
+    """``lo`` minus its value at the loops' first iteration, or ``None`` when that
+    difference still depends on a ``fixed`` variable (the corners would then differ from
+    one thread to the next)."""
+    from ._common import simplify_expr
+    first = substitute(lo, {loop.loop_var: loop.min for loop in loops})
+    offset = simplify_expr(lo - first)
+    used = []
+    post_order_visit(offset, lambda n: used.append(n) if isinstance(n, Var) else None)
+    return None if any(v in fixed for v in used) else offset
 
 
 _INT_OPS = {Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b,
@@ -320,8 +377,9 @@ class _Rewriter(StmtExprMutator):
         return loop if body is loop.body else loop.replace(body=body)
 
 
-def compact_buffer_allocation(stmt):
-    """Move and shrink the block-allocated buffers of ``stmt`` (see the module docstring)."""
+def compact_buffer_allocation(stmt, gpu: bool = False):
+    """Move and shrink the block-allocated buffers of ``stmt`` (see the module docstring;
+    ``gpu=True``: thread loops share or split storage by scope)."""
     collector = _AccessCollector()
     collector.visit(stmt)
     analyzer = _analyzer()
@@ -331,7 +389,7 @@ def compact_buffer_allocation(stmt):
     for buffer, owner in collector.allocated.items():
         if buffer in collector.pinned:
             continue
-        plan = _plan_buffer(buffer, collector.accesses[buffer], owner, analyzer)
+        plan = _plan_buffer(buffer, collector.accesses[buffer], owner, analyzer, gpu)
         if plan is not None:
             plans[buffer] = plan
     return _Rewriter(plans).visit(stmt) if plans else stmt
@@ -343,7 +401,14 @@ def _compact_buffer_allocation(func, mod, ctx):
     return func if body is func.body else func.with_body(body)
 
 
-def CompactBufferAllocation():
+@prim_func_pass(opt_level=0, name="tir.CompactBufferAllocation")
+def _compact_buffer_allocation_gpu(func, mod, ctx):
+    body = compact_buffer_allocation(func.body, gpu=True)
+    return func if body is func.body else func.with_body(body)
+
+
+def CompactBufferAllocation(gpu: bool = False):
     """Pass: allocate intermediate buffers at the lowest common ancestor of their
-    accesses, shrunk to the accessed region (module docstring)."""
-    return _compact_buffer_allocation
+    accesses, shrunk to the accessed region (module docstring); ``gpu=True`` makes
+    thread loops share storage by scope, as on a GPU."""
+    return _compact_buffer_allocation_gpu if gpu else _compact_buffer_allocation

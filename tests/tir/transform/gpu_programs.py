@@ -1,0 +1,128 @@
+"""Course chapter 7's GPU programs and schedules (vector add, window sum with shared
+memory, 1024^3 matmul with local blocking and with shared blocking plus a vectorized
+cooperative fetch), as the course writes them, for the GPU lowering tests; and
+``run_kernel_serially``, which runs a barrier-free kernel with the lowered-form
+interpreter by treating its thread loops as serial loops.
+"""
+from interp import run_lowered
+
+from mlcbench import tir
+from mlcbench.script import ir as I
+from mlcbench.script import tir as T
+from mlcbench.tir.stmt import For, ForKind
+from mlcbench.tir.functor import StmtExprMutator
+
+@I.ir_module
+class VecAdd:
+    @T.prim_func
+    def main(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32"), C: T.Buffer((1024,), "float32")) -> None:
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i in T.grid(1024):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = A[vi] + B[vi]
+
+@I.ir_module
+class WindowSum:
+    @T.prim_func
+    def main(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "float32")) -> None:
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i in T.grid(1024):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = A[vi] + A[vi + 1] + A[vi + 2]
+
+@I.ir_module
+class Matmul:
+    @T.prim_func
+    def main(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"), C: T.Buffer((1024, 1024), "float32")) -> None:
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i, j, k in T.grid(1024, 1024, 1024):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = 0.0
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+def vec_add(factor=128, module=None):
+    sch = tir.Schedule(module or VecAdd)
+    i, = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, factor])
+    sch.bind(i0, "blockIdx.x"); sch.bind(i1, "threadIdx.x")
+    return sch.mod
+
+def window_sum(nthread=128):
+    sch = tir.Schedule(WindowSum)
+    block_C = sch.get_block("C")
+    i, = sch.get_loops(block=block_C)
+    i0, i1 = sch.split(i, [None, nthread])
+    sch.bind(i0, "blockIdx.x"); sch.bind(i1, "threadIdx.x")
+    A_shared = sch.cache_read(block_C, read_buffer_index=0, storage_scope="shared")
+    sch.compute_at(A_shared, i1)
+    ax = sch.get_loops(A_shared)[-1]
+    ax0, ax1 = sch.split(ax, [None, nthread])
+    sch.bind(ax1, "threadIdx.x")
+    return sch.mod
+
+def blocking(sch, tile_local_y, tile_local_x, tile_block_y, tile_block_x, tile_k):
+    block_C = sch.get_block("C")
+    C_local = sch.cache_write(block_C, 0, "local")
+    i, j, k = sch.get_loops(block=block_C)
+    i0, i1, i2 = sch.split(loop=i, factors=[None, tile_block_y, tile_local_y])
+    j0, j1, j2 = sch.split(loop=j, factors=[None, tile_block_x, tile_local_x])
+    k0, k1 = sch.split(loop=k, factors=[None, tile_k])
+    sch.unroll(k1)
+    sch.reorder(i0, j0, i1, j1, k0, k1, i2, j2)
+    sch.reverse_compute_at(C_local, j1)
+    sch.bind(i0, "blockIdx.y"); sch.bind(j0, "blockIdx.x")
+    sch.bind(i1, "threadIdx.y"); sch.bind(j1, "threadIdx.x")
+    sch.decompose_reduction(block_C, k0)
+    return sch
+
+def cache_read_and_coop_fetch(sch, block, nthread, read_idx, read_loc):
+    read_cache = sch.cache_read(block=block, read_buffer_index=read_idx, storage_scope="shared")
+    sch.compute_at(block=read_cache, loop=read_loc)
+    inner0, inner1 = sch.get_loops(block=read_cache)[-2:]
+    inner = sch.fuse(inner0, inner1)
+    _, tx, vec = sch.split(loop=inner, factors=[None, nthread, 4])
+    sch.vectorize(vec)
+    sch.bind(tx, "threadIdx.x")
+
+def blocking_with_shared(sch, tile_local_y, tile_local_x, tile_block_y, tile_block_x, tile_k):
+    block_C = sch.get_block("C")
+    C_local = sch.cache_write(block_C, 0, "local")
+    i, j, k = sch.get_loops(block=block_C)
+    i0, i1, i2 = sch.split(loop=i, factors=[None, tile_block_y, tile_local_y])
+    j0, j1, j2 = sch.split(loop=j, factors=[None, tile_block_x, tile_local_x])
+    k0, k1 = sch.split(loop=k, factors=[None, tile_k])
+    sch.reorder(i0, j0, i1, j1, k0, k1, i2, j2)
+    sch.reverse_compute_at(C_local, j1)
+    sch.bind(i0, "blockIdx.y"); sch.bind(j0, "blockIdx.x")
+    tx = sch.fuse(i1, j1)
+    sch.bind(tx, "threadIdx.x")
+    nthread = tile_block_y * tile_block_x
+    cache_read_and_coop_fetch(sch, block_C, nthread, 0, k0)
+    cache_read_and_coop_fetch(sch, block_C, nthread, 1, k0)
+    sch.decompose_reduction(block_C, k0)
+    return sch
+
+def matmul_local():
+    return blocking(tir.Schedule(Matmul), 8, 8, 8, 8, 4).mod
+
+def matmul_shared():
+    return blocking_with_shared(tir.Schedule(Matmul), 8, 8, 8, 8, 8).mod
+
+
+
+class _ThreadLoopsToSerial(StmtExprMutator):
+    def visit_For(self, loop):
+        body = self.visit(loop.body)
+        if loop.kind != ForKind.THREAD_BINDING:
+            return loop if body is loop.body else loop.replace(body=body)
+        return For(loop.loop_var, loop.min, loop.extent, ForKind.SERIAL, body)
+
+
+def run_kernel_serially(kernel, *arrays):
+    """Run a device kernel without barriers one thread after another (exact when no
+    thread reads what another wrote); ``arrays`` follow the kernel's params."""
+    run_lowered(kernel.with_body(_ThreadLoopsToSerial().visit(kernel.body)), *arrays)
