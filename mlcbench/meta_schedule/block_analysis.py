@@ -20,6 +20,8 @@ from ..tir.stmt import Block, BlockRealize, For, IterType
 from .access_pattern import index_variables
 
 SPATIAL, REDUCE, OTHER = "S", "R", "O"
+# set by MultiLevelTiling on the blocks it tiled: other rules leave those alone
+TILING_STRUCTURE_ANNOTATION = "meta_schedule.tiling_structure"
 
 
 def locate_block(sch, block_rv) -> tuple[str, Located]:

@@ -124,7 +124,8 @@ class EvolutionarySearch(SearchStrategy):
                 fails < self.max_fail_count + count:
             space = self._rng.choice(self._state.design_spaces)
             trace = space.trace if isinstance(space, Schedule) else space
-            sch = replay_with_new_decisions(self._context.mod, trace, self._fork_seed())
+            sch = replay_with_new_decisions(self._context.mod, trace, self._fork_seed(),
+                                            self._context.space_generator)
             individual = None if sch is None else self._known_or_finished(sch)
             if individual is None or individual.key in found:
                 fails += 1

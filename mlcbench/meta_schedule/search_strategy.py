@@ -200,12 +200,17 @@ def without_decisions(trace: Trace) -> Trace:
     return Trace([replace(inst, decision=None) for inst in trace.insts])
 
 
-def replay_with_new_decisions(mod, trace: Trace, seed: int) -> Schedule | None:
+def replay_with_new_decisions(mod, trace: Trace, seed: int,
+                              space_generator=None) -> Schedule | None:
     """A schedule of ``mod``: ``trace`` up to its postprocessing, decisions drawn again
-    with ``seed``; None when a primitive refuses the new decisions."""
+    with ``seed`` (by the space generator's ``decision_provider`` where it has one);
+    None when a primitive refuses the new decisions."""
     sch = Schedule(mod, seed=seed)
+    provider = None if space_generator is None or not hasattr(
+        space_generator, "decision_provider") else space_generator.decision_provider(sch, seed)
     try:
-        without_decisions(trace).apply_to_schedule(sch, remove_postproc=True)
+        without_decisions(trace).apply_to_schedule(sch, remove_postproc=True,
+                                                   decision_provider=provider)
     except MLCBenchError:
         return None
     return sch
@@ -262,7 +267,8 @@ class ReplayTrace(SearchStrategy):
     def _sample(self) -> Schedule | None:
         space = self._rng.choice(self._state.design_spaces)
         trace = space.trace if isinstance(space, Schedule) else space
-        sch = replay_with_new_decisions(self._context.mod, trace, self._fork_seed())
+        sch = replay_with_new_decisions(self._context.mod, trace, self._fork_seed(),
+                                        self._context.space_generator)
         return None if sch is None else self._postprocess(sch)
 
 

@@ -28,6 +28,7 @@ from ..tir.functor import post_order_visit
 from ..tir.schedule import Schedule
 from ..tir.stmt import BlockRealize
 from .block_analysis import has_block, locate_block
+from .gpu_target import is_gpu_target
 from .mutator import Mutator
 from .postproc import Postproc
 from .schedule_rule import ScheduleRule
@@ -90,6 +91,17 @@ class SpaceGenerator:
         postprocessing (none by default; :class:`PostOrderApply` gives the register-tile
         point of each space)."""
         return []
+
+    def decision_provider(self, sch, seed: int):
+        """What draws the decisions when the search samples a space anew on ``sch``: a
+        ``decision_provider`` for ``Trace.apply_to_schedule``, or None (the sampling
+        primitives draw them). On a GPU target, tile sizes drawn within its limits
+        (:class:`~.gpu_tile_sampler.GPUTileSampler`)."""
+        target = as_target(self.target)
+        if not is_gpu_target(target):
+            return None
+        from .gpu_tile_sampler import GPUTileSampler
+        return GPUTileSampler(sch, target, random.Random(seed))
 
     def clone(self) -> "SpaceGenerator":
         return copy.deepcopy(self)
@@ -214,14 +226,17 @@ class PostOrderApply(SpaceGenerator):
 
     def seed_schedules(self, mod, design_spaces) -> list:
         """Each space with the decisions of the default schedule's register tile (see
-        ``register_tile_seed``): random samples rarely come near it, and the
+        ``register_tile_seed``; on a GPU the course's hand schedule, see
+        ``gpu_tile_sampler``): random samples rarely come near it, and the
         evolutionary search mutates from the best measured programs. Also left out by
         ``measure_default=False``."""
         if not self.measure_default:
             return []
+        from .gpu_tile_sampler import gpu_seed_point
         from .register_tile_seed import register_tile_point
         mod, target = as_module(mod, (PrimFunc,), "space generator"), as_target(self.target)
-        points = (register_tile_point(mod, space, target) for space in design_spaces)
+        seed_point = gpu_seed_point if is_gpu_target(target) else register_tile_point
+        points = (seed_point(mod, space, target) for space in design_spaces)
         return [p for p in points if p is not None]
 
     def generate_design_space(self, mod) -> list:

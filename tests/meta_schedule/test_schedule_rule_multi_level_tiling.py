@@ -123,8 +123,8 @@ def test_a_tiled_block_is_not_tiled_again():
 def test_bad_arguments():
     with pytest.raises(ValueError, match="structure"):
         MultiLevelTiling(structure="SXR")
-    with pytest.raises(ValueError, match="tile_binds"):
-        MultiLevelTiling(tile_binds=["blockIdx.x"])
+    with pytest.raises(ValueError, match="tile_binds.*'blockIdx.w'"):
+        MultiLevelTiling(tile_binds=["blockIdx.x", "blockIdx.w"])
     with pytest.raises(ValueError, match="req"):
         ReuseType("sometimes", [1], "global")
     with pytest.raises(ValueError, match="pack_vector_operand must be 'no', 'may' or 'must'"):

@@ -85,18 +85,10 @@ class Mutator(TargetAware):
 
     @staticmethod
     def create(kind: str = "llvm") -> dict:
-        """``{mutator: probability}`` for a target kind (TVM's CPU defaults)."""
-        from .mutate_compute_location import MutateComputeLocation
-        from .mutate_parallel import MutateParallel
-        from .mutate_tile_size import MutateTileSize
-        from .mutate_unroll import MutateUnroll
-        name = kind.split()[0] if isinstance(kind, str) else kind.kind.name
-        if name not in ("llvm", "c"):
-            raise InvalidValueError(
-                f"Mutator.create: no default mutators for target kind {name!r}; "
-                "expected 'llvm'")
-        return {MutateTileSize(): 0.9, MutateComputeLocation(): 0.05, MutateUnroll(): 0.03,
-                MutateParallel(max_jobs_per_core=16): 0.02}
+        """``{mutator: probability}`` for a target kind (TVM's defaults: see
+        :mod:`..target_defaults`)."""
+        from ..target_defaults import default_mutators
+        return default_mutators(kind)
 
 
 def replace_inst(trace: Trace, inst, **changes) -> Trace:

@@ -11,7 +11,6 @@ whether the candidate is still valid::
 """
 from __future__ import annotations
 
-from ...ir.errors import InvalidValueError
 from ..schedule_rule.schedule_rule import TargetAware
 
 
@@ -34,20 +33,15 @@ class Postproc(TargetAware):
 
     @staticmethod
     def create(kind: str = "llvm") -> list:
-        """The default postprocessors of a target kind: TVM's CPU list, with in-kernel
-        operand packing (``PackVectorOperand``) where TVM rewrites the layout of
-        constant weights: ``DisallowDynamicLoop``, ``RewriteParallelVectorizeUnroll``,
-        ``PackVectorOperand``, ``RewriteReductionBlock``."""
-        from .disallow_dynamic_loop import DisallowDynamicLoop
-        from .pack_vector_operand import PackVectorOperand
-        from .rewrite_parallel_vectorize_unroll import RewriteParallelVectorizeUnroll
-        from .rewrite_reduction_block import RewriteReductionBlock
-        name = kind.split()[0] if isinstance(kind, str) else kind.kind.name
-        if name not in ("llvm", "c"):
-            raise InvalidValueError(f"Postproc.create: no default postprocessors for target kind "
-                                    f"{name!r}; expected 'llvm'")
-        return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(), PackVectorOperand(),
-                RewriteReductionBlock()]
+        """The default postprocessors of a target kind (see :mod:`..target_defaults`).
+        CPU: TVM's list, with in-kernel operand packing (``PackVectorOperand``) where
+        TVM rewrites the layout of constant weights: ``DisallowDynamicLoop``,
+        ``RewriteParallelVectorizeUnroll``, ``PackVectorOperand``,
+        ``RewriteReductionBlock``. GPU: ``DisallowDynamicLoop``,
+        ``RewriteCooperativeFetch``, ``RewriteUnboundBlock``,
+        ``RewriteParallelVectorizeUnroll``, ``RewriteReductionBlock``, ``VerifyGPUCode``."""
+        from ..target_defaults import default_postprocs
+        return default_postprocs(kind)
 
 
 def apply_postprocs(sch, postprocs) -> bool:

@@ -2,14 +2,18 @@
 
 ``ScheduleRule.create("llvm")`` gives the CPU defaults in the order they apply:
 ``AutoInline``, ``AddRFactor``, ``MultiLevelTiling`` (``"SSRSRS"``),
-``ParallelizeVectorizeUnroll``, ``RandomComputeLocation``.
+``ParallelizeVectorizeUnroll``, ``RandomComputeLocation``. ``ScheduleRule.create("cuda")``
+(and the ``nvidia/...`` tags) the GPU ones: ``AutoInline``, ``MultiLevelTiling``
+(``"SSSRRSRS"`` bound to blockIdx / vthread / threadIdx, inputs in shared memory),
+``AutoInline``, ``ParallelizeVectorizeUnroll`` (unroll only), ``AutoBind``.
 """
 from .add_rfactor import AddRFactor
+from .auto_bind import AutoBind
 from .auto_inline import AutoInline
 from .multi_level_tiling import MultiLevelTiling, ReuseType
 from .parallel_vectorize_unroll import ParallelizeVectorizeUnroll
 from .random_compute_location import RandomComputeLocation
 from .schedule_rule import ScheduleRule
 
-__all__ = ["AddRFactor", "AutoInline", "MultiLevelTiling", "ParallelizeVectorizeUnroll",
-           "RandomComputeLocation", "ReuseType", "ScheduleRule"]
+__all__ = ["AddRFactor", "AutoBind", "AutoInline", "MultiLevelTiling",
+           "ParallelizeVectorizeUnroll", "RandomComputeLocation", "ReuseType", "ScheduleRule"]

@@ -18,18 +18,24 @@ marked for packing (``"must"``: only marked): on a marked program the
 ``PackVectorOperand`` postprocessor copies ``B`` into panels as wide as the innermost
 ``j`` tiles once the search has fixed the tile sizes, as the default matmul schedule
 does.
+
+On a GPU (structure ``"SSSRRSRS"``, ``tile_binds=["blockIdx.x", "vthread.x",
+"threadIdx.x"]``) the first three spatial levels are bound to threads, the inputs are
+staged in shared memory at the first reduction level (``reuse_read``) and the output
+accumulates in ``"local"`` registers (``reuse_write`` at level 3): see ``gpu_tiling``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ...ir.errors import InvalidValueError, ScheduleError
-from ..block_analysis import (OTHER, REDUCE, SPATIAL, has_block, locate_block,
+from ..block_analysis import (OTHER, REDUCE, SPATIAL, TILING_STRUCTURE_ANNOTATION, has_block, locate_block,
                               loop_iter_types, needs_multi_level_tiling, vector_operand_reads)
 from ..postproc.pack_vector_operand import PACK_ANNOTATION
+from ..gpu_target import gpu_limits
+from .gpu_tiling import add_read_reuse, bind_tiles
 from .schedule_rule import ScheduleRule
 
-TILING_STRUCTURE_ANNOTATION = "meta_schedule.tiling_structure"
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,8 @@ class ReuseType:
         object.__setattr__(self, "levels", tuple(int(x) for x in self.levels))
 
 
+THREAD_AXES = tuple(f"{kind}.{axis}" for kind in ("blockIdx", "vthread", "threadIdx")
+                    for axis in "xyz")
 CPU_WRITE_REUSE = ReuseType(req="may", levels=[1, 2], scope="global")
 
 
@@ -71,16 +79,22 @@ class MultiLevelTiling(ScheduleRule):
             raise InvalidValueError(
                 f"MultiLevelTiling: structure must be made of 'S' and 'R' with "
                 f"at least one 'S', found {structure!r}")
-        if tile_binds:
-            raise InvalidValueError("MultiLevelTiling: tile_binds (GPU thread binding) is not "
-                                    "supported; this compiler targets CPUs")
+        bad_tags = [t for t in tile_binds or () if t not in THREAD_AXES]
+        if bad_tags:
+            raise InvalidValueError(f"MultiLevelTiling: tile_binds must name thread axes "
+                                    f"such as 'blockIdx.x', 'vthread.x', 'threadIdx.x'; "
+                                    f"found {bad_tags[0]!r}")
+        if reuse_read is not None and not isinstance(reuse_read, ReuseType):
+            reuse_read = ReuseType(**reuse_read)
+        if reuse_write is not None and not isinstance(reuse_write, ReuseType):
+            reuse_write = ReuseType(**reuse_write)
         if pack_vector_operand not in ("no", "may", "must"):
             raise InvalidValueError(
                 f"MultiLevelTiling: pack_vector_operand must be 'no', 'may' or "
                 f"'must', found {pack_vector_operand!r}")
         self.structure = structure
         self.pack_vector_operand = pack_vector_operand
-        self.tile_binds = tile_binds
+        self.tile_binds = list(tile_binds or [])
         self.max_innermost_factor = max_innermost_factor
         self.vector_load_lens = vector_load_lens
         self.reuse_read = reuse_read
@@ -92,7 +106,14 @@ class MultiLevelTiling(ScheduleRule):
             return [sch]
         sch.annotate(block, TILING_STRUCTURE_ANNOTATION, self.structure)
         tiles = self.tile_loop_nest(sch, block)
-        return self._add_packing(self._add_write_reuse(sch, block, tiles), block)
+        if self.tile_binds:
+            tiles = bind_tiles(sch, block, tiles, self.tile_binds, gpu_limits(self.target))
+        spaces = self._add_write_reuse(sch, block, tiles)
+        if self.reuse_read is not None and self.reuse_read.req != "no":
+            spaces = add_read_reuse(spaces, block, tiles, self.reuse_read,
+                                    self.vector_load_lens,
+                                    gpu_limits(self.target).max_vector_bytes)
+        return self._add_packing(spaces, block)
 
     def _wants(self, sch, block) -> bool:
         if self.filter_fn is not None:
@@ -160,8 +181,9 @@ class MultiLevelTiling(ScheduleRule):
         return (spaces if self.pack_vector_operand == "may" else []) + marked
 
     def __repr__(self) -> str:
-        return (f"MultiLevelTiling(structure={self.structure!r}, max_innermost_factor="
-                f"{self.max_innermost_factor}, reuse_write={self.reuse_write}, "
+        return (f"MultiLevelTiling(structure={self.structure!r}, tile_binds="
+                f"{self.tile_binds}, max_innermost_factor={self.max_innermost_factor}, "
+                f"reuse_read={self.reuse_read}, reuse_write={self.reuse_write}, "
                 f"pack_vector_operand={self.pack_vector_operand!r})")
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 
-from ...ir.errors import InvalidValueError
 from ...target import Target
 
 
@@ -61,32 +60,13 @@ class ScheduleRule(TargetAware):
 
     @staticmethod
     def create(kind: str = "llvm") -> list:
-        """The default rules for a target kind, in the order TVM applies them on CPUs:
-        inline, rfactor, multi-level tiling, parallel/vectorize/unroll, compute location.
+        """The default rules for a target kind, in the order TVM applies them (see
+        :mod:`..target_defaults`). CPU: inline, rfactor, multi-level tiling,
+        parallel/vectorize/unroll, compute location; GPU: inline, multi-level tiling
+        bound to threads with shared-memory reuse, inline, unroll, thread binding.
 
         >>> [type(r).__name__ for r in ScheduleRule.create("llvm")][:2]
         ['AutoInline', 'AddRFactor']
         """
-        from .add_rfactor import AddRFactor
-        from .auto_inline import AutoInline
-        from .multi_level_tiling import MultiLevelTiling, ReuseType
-        from .parallel_vectorize_unroll import ParallelizeVectorizeUnroll
-        from .random_compute_location import RandomComputeLocation
-        kind = as_target(kind).kind.name if not isinstance(kind, str) else kind.split()[0]
-        if kind not in ("llvm", "c"):
-            raise InvalidValueError(
-                f"ScheduleRule.create: no default rules for target kind {kind!r}; "
-                "expected 'llvm'")
-        return [
-            AutoInline(into_producer=False, into_consumer=True, inline_const_tensor=True,
-                       disallow_if_then_else=True, require_injective=True,
-                       require_ordered=True, disallow_op=["tir.exp"]),
-            AddRFactor(max_jobs_per_core=16, max_innermost_factor=64),
-            MultiLevelTiling(structure="SSRSRS", tile_binds=None, max_innermost_factor=64,
-                             vector_load_lens=None, reuse_read=None,
-                             reuse_write=ReuseType(req="may", levels=[1, 2], scope="global"),
-                             pack_vector_operand="may"),
-            ParallelizeVectorizeUnroll(max_jobs_per_core=16, max_vectorize_extent=64,
-                                       unroll_max_steps=[0, 16, 64, 512], unroll_explicit=True),
-            RandomComputeLocation(),
-        ]
+        from ..target_defaults import default_rules
+        return default_rules(kind)
