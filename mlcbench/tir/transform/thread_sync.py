@@ -170,7 +170,7 @@ class _Planner:
     def fail_divergent(self, node, what: str):
         raise CodegenError(
             f"{self.kernel_name}: a barrier is needed for shared buffer {what} inside "
-            f"`{describe(node)}`, whose condition depends on the thread index; threads "
+            f"`{describe(node)}`, whose condition or bounds depend on the thread index; threads "
             "that skip it would never reach the barrier. Move the exchange out of the "
             "condition (or pad the loop so every thread runs it)")
 
