@@ -1,14 +1,16 @@
 """CPU default-schedule rules, tried in the order ``default_rules()`` lists them."""
 from .matmul import Matmul
 from .conv2d import Conv2D
+from .window import WindowReduction
 from .reduction import Reduction
 from .elementwise import Elementwise
 from .fallback import Fallback
 
 
 def default_rules() -> list:
-    """Matmul, Conv2D, Reduction, Elementwise, then Fallback (which always applies)."""
-    return [Matmul(), Conv2D(), Reduction(), Elementwise(), Fallback()]
+    """Matmul, Conv2D, WindowReduction, Reduction, Elementwise, then Fallback (which
+    always applies)."""
+    return [Matmul(), Conv2D(), WindowReduction(), Reduction(), Elementwise(), Fallback()]
 
 
-__all__ = ["Matmul", "Conv2D", "Reduction", "Elementwise", "Fallback", "default_rules"]
+__all__ = ["Matmul", "Conv2D", "WindowReduction", "Reduction", "Elementwise", "Fallback", "default_rules"]
