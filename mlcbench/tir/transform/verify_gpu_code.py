@@ -23,7 +23,7 @@ from ...ir.dtype import dtype as as_dtype
 from ...ir.errors import CodegenError
 from ...ir.transform import prim_func_pass
 from ..expr import BufferLoad
-from ..functor import post_order_visit
+from ..functor import pre_order_visit
 from ..stmt import Allocate, BufferStore
 from ._common import const_int
 from .thread_nest import thread_tag
@@ -108,7 +108,7 @@ def _memory_problems(name, kernel, attrs, target_text) -> list:
                                 f"{width} bytes at once, more than max_vector_bytes = "
                                 f"{vector_limit} of target {target_text!r}; vectorize by "
                                 f"{max(1, vector_limit * 8 // dtype.bits)} lanes or fewer")
-    post_order_visit(kernel.body, visit)
+    pre_order_visit(kernel.body, visit)      # allocations in program order
     for scope, key, default, unit in (
             ("shared", "max_shared_memory_per_block", 48 * 1024, "per block"),
             ("local", "max_local_memory_per_thread", 512 * 1024, "per thread")):
