@@ -1,17 +1,24 @@
 """Devices, spelled as in TVM and DLPack: ``cpu(0)``, ``cuda(0)``, ``device("llvm", 0)``.
 
-A :class:`Device` is just a (DLPack device type, index) pair. Only the CPU has a runtime
-in mlcbench; a CUDA device can be named (so course code that mentions it imports and
-prints fine) but ``exist`` is ``False`` and using it raises a clear error.
+A :class:`Device` is just a (DLPack device type, index) pair. ``cuda(0)`` is the
+*simulated GPU* when no CUDA runtime is present (``mlcbench.codegen.gpu``): its arrays
+live in host memory and GPU kernels run on the CPU with GPU semantics. The first use says
+so once, in one line (a :class:`SimulatedGPUWarning`). The environment variable
+``MLCBENCH_GPU`` forces the choice: ``sim`` (the simulator, silently) or ``cuda`` (a real
+device, an error where there is none).
 
 >>> cpu()
 cpu(0)
 >>> device("llvm", 0) == cpu(0)
 True
 >>> cuda().exist
-False
+True
 """
 from __future__ import annotations
+
+import ctypes
+import os
+import warnings
 
 from ..ir.errors import RuntimeError_
 from .errors import ArgumentValueError
@@ -28,6 +35,51 @@ _NAME_TO_TYPE = {
 
 NO_GPU_MESSAGE = ("no GPU runtime is available in mlcbench: {what} needs a CUDA device, "
                   "but only cpu(0) can run code; use mlcbench.cpu() instead")
+
+GPU_ENV = "MLCBENCH_GPU"
+
+
+class SimulatedGPUWarning(UserWarning):
+    """``cuda(0)`` is the simulated GPU (said once per process)."""
+
+
+_backend: list = []
+
+
+def cuda_driver_devices() -> int:
+    """How many CUDA devices the driver reports (0 without a driver)."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
+            return 0
+        return count.value
+    except OSError:
+        return 0
+
+
+def gpu_backend() -> str:
+    """``"sim"``: what runs code on ``cuda(0)``. Decided once per process, from
+    ``MLCBENCH_GPU`` (``sim`` or ``cuda``); without it, the simulator (with a one-line
+    :class:`SimulatedGPUWarning`), since mlcbench has no runtime for real devices yet."""
+    if _backend:
+        return _backend[0]
+    choice = os.environ.get(GPU_ENV, "").strip().lower()
+    if choice not in ("", "sim", "cuda"):
+        raise ArgumentValueError(f"{GPU_ENV}={choice!r}: expected 'sim' (the simulated GPU) "
+                                 "or 'cuda' (a real device)")
+    if choice == "cuda":
+        found = cuda_driver_devices()
+        where = (f"the driver reports {found} device(s), but mlcbench has no runtime for real "
+                 "devices yet" if found else "no CUDA driver or device was found")
+        raise RuntimeError_(f"{GPU_ENV}=cuda asks for a real CUDA device: {where}; unset "
+                            f"{GPU_ENV} or set it to 'sim' to use the simulated GPU")
+    if choice == "":
+        warnings.warn("cuda(0) is a simulated GPU: kernels run on the CPU and times are "
+                      f"modeled (set {GPU_ENV}=sim to silence this)", SimulatedGPUWarning,
+                      stacklevel=3)
+    _backend.append("sim")
+    return "sim"
 
 
 class Device:
@@ -49,18 +101,25 @@ class Device:
 
     @property
     def exist(self) -> bool:
-        """Whether this device can run code here: only ``cpu(0)`` can."""
-        return self.device_type == kDLCPU and self.device_id == 0
+        """Whether this device can run code here: ``cpu(0)`` and ``cuda(0)`` (simulated)."""
+        if self.device_id != 0:
+            return False
+        if self.device_type == kDLCPU:
+            return True
+        try:
+            return gpu_backend() == "sim"
+        except RuntimeError_:
+            return False
 
     def sync(self) -> None:
-        """Wait for queued work. CPU calls are synchronous, so this returns at once."""
+        """Wait for queued work. Calls (simulated ones too) are synchronous: returns at once."""
         if self.device_type != kDLCPU:
-            raise RuntimeError_(NO_GPU_MESSAGE.format(what=f"{self}.sync()"))
+            require_gpu(self, f"{self}.sync()")
 
     @property
     def max_threads_per_block(self) -> int:
-        """Threads per block of a GPU; a CPU has one thread per block."""
-        return 1
+        """Threads per block of a GPU (the simulated GPU's default target); a CPU has one."""
+        return 1 if self.device_type == kDLCPU else 1024
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, Device) and other.device_type == self.device_type
@@ -82,8 +141,16 @@ def cpu(dev_id: int = 0) -> Device:
 
 
 def cuda(dev_id: int = 0) -> Device:
-    """A CUDA GPU, nameable but without a runtime: ``cuda().exist`` is ``False``."""
+    """A CUDA GPU: ``cuda(0)`` is the simulated GPU (module docstring)."""
     return Device(kDLCUDA, dev_id)
+
+
+def require_gpu(dev: Device, what: str) -> Device:
+    """``dev`` when it is a GPU that runs code here (``cuda(0)``), else a clear error."""
+    gpu_backend()
+    if dev.device_id != 0:
+        raise RuntimeError_(f"{what}: {dev} does not exist; the simulated GPU is cuda(0)")
+    return dev
 
 
 def device(dev_type, dev_id: int = 0) -> Device:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..ir.dtype import dtype as as_dtype
 from ..ir.errors import RuntimeError_
-from .device import NO_GPU_MESSAGE, Device, as_device, kDLCPU
+from .device import NO_GPU_MESSAGE, Device, as_device, kDLCPU, require_gpu
 from .errors import ArgumentTypeError, ArgumentValueError
 
 ALIGNMENT = 64
@@ -71,9 +71,10 @@ def _datatype_of(np_dtype: np.dtype):
     return found
 
 
-def _require_cpu(dev: Device, what: str) -> Device:
+def _require_host_memory(dev: Device, what: str) -> Device:
+    """The CPU, or the simulated GPU (whose arrays live in host memory too)."""
     if dev.device_type != kDLCPU:
-        raise RuntimeError_(NO_GPU_MESSAGE.format(what=what))
+        return require_gpu(dev, what)
     return dev
 
 
@@ -226,7 +227,7 @@ def device_or_ctx(device, ctx, where: str):
 def empty(shape, dtype="float32", device=None, *, ctx=None) -> NDArray:
     """An uninitialized, 64-byte aligned NDArray: ``empty((2, 3), "int32")``."""
     device = device_or_ctx(device, ctx, "nd.empty")
-    dev = _require_cpu(as_device(device), "nd.empty")
+    dev = _require_host_memory(as_device(device), "nd.empty")
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
     if any(d < 0 for d in shape):
         raise ArgumentValueError(f"nd.empty: shape must be non-negative, found {shape}")
@@ -254,7 +255,7 @@ def array(obj, device=None, dtype=None, *, ctx=None) -> NDArray:
     (3,)
     """
     device = device_or_ctx(device, ctx, "nd.array")
-    dev = _require_cpu(as_device(device), "nd.array")
+    dev = _require_host_memory(as_device(device), "nd.array")
     source = _to_numpy_source(obj, dtype)
     data, address = _aligned_empty(source.shape, source.dtype)
     result = NDArray._trusted(data, supported_datatype(source.dtype), dev, address)

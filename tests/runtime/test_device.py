@@ -1,3 +1,6 @@
+import importlib
+import warnings
+
 import pytest
 
 import mlcbench.runtime as rt
@@ -24,10 +27,55 @@ def test_device_id_is_kept():
     assert rt.device("llvm", 0).device_type == rt.kDLCPU
 
 
-def test_only_cpu_exists_and_syncs():
-    assert rt.cpu().exist and not rt.cuda().exist
+# The module, not the function mlcbench.runtime.device that shares its name.
+device_module = importlib.import_module("mlcbench.runtime.device")
+
+
+@pytest.fixture
+def gpu_choice(monkeypatch):
+    """Decide the GPU backend afresh under a given MLCBENCH_GPU, then restore it."""
+    saved = list(device_module._backend)
+
+    def choose(value):
+        device_module._backend.clear()
+        if value is None:
+            monkeypatch.delenv("MLCBENCH_GPU", raising=False)
+        else:
+            monkeypatch.setenv("MLCBENCH_GPU", value)
+    yield choose
+    device_module._backend[:] = saved
+
+
+def test_cpu_and_the_simulated_gpu_exist_and_sync(gpu_choice):
+    gpu_choice("sim")
+    assert rt.cpu().exist and rt.cuda().exist and not rt.cuda(1).exist
     rt.cpu().sync()
-    with pytest.raises(RuntimeError_, match="no GPU runtime"):
+    rt.cuda().sync()
+    with pytest.raises(RuntimeError_, match="cuda.1. does not exist"):
+        rt.cuda(1).sync()
+
+
+def test_simulated_gpu_is_announced_once(gpu_choice):
+    gpu_choice(None)
+    with pytest.warns(device_module.SimulatedGPUWarning, match="simulated GPU"):
+        assert rt.cuda().exist
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rt.cuda().exist
+
+
+def test_mlcbench_gpu_cuda_without_a_device_is_a_clear_error(gpu_choice):
+    gpu_choice("cuda")
+    if device_module.cuda_driver_devices():
+        pytest.skip("this machine has a CUDA device")
+    assert not rt.cuda().exist
+    with pytest.raises(RuntimeError_, match="MLCBENCH_GPU=cuda.*no CUDA driver or device"):
+        rt.cuda().sync()
+
+
+def test_mlcbench_gpu_unknown_value_is_refused(gpu_choice):
+    gpu_choice("tpu")
+    with pytest.raises(ValueError, match="MLCBENCH_GPU='tpu': expected 'sim'"):
         rt.cuda().sync()
 
 

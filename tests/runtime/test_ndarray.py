@@ -63,10 +63,16 @@ def test_empty_rejects_bad_shape_and_dtype():
         nd.empty((2,), "complex64")
 
 
-def test_cuda_arrays_raise_clear_error():
-    for make in (lambda: nd.empty((2,), device=rt.cuda()), lambda: nd.array([1], rt.cuda())):
-        with pytest.raises(RuntimeError_, match="no GPU runtime"):
-            make()
+def test_arrays_on_the_simulated_gpu_live_in_host_memory(monkeypatch):
+    monkeypatch.setenv("MLCBENCH_GPU", "sim")
+    a = nd.array(np.arange(4, dtype="float32"), rt.cuda())
+    assert a.device == rt.cuda() and nd.empty((2,), device=rt.cuda()).device == rt.cuda()
+    np.testing.assert_array_equal(a.numpy(), np.arange(4))
+    a.copyfrom(np.ones(4, "float32"))
+    np.testing.assert_array_equal(a.copyto(rt.cpu()).numpy(), np.ones(4))
+    assert a.__dlpack_device__() == (rt.kDLCUDA, 0)
+    with pytest.raises(RuntimeError_, match="cuda.1. does not exist"):
+        nd.array([1], rt.cuda(1))
 
 
 def test_repr_like_tvm():

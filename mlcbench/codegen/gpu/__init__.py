@@ -1,0 +1,90 @@
+"""The simulated GPU: GPU kernels run on the CPU with GPU semantics, and counted.
+
+``build_gpu(lowered_mod, target)`` turns a module in the GPU lowered form (device
+kernels plus host functions that launch them, from ``tir.transform.lower_gpu``) into a
+runtime Module whose functions run on ``mlcbench.cuda(0)``:
+
+* execution (:mod:`.threads`): each kernel becomes one CPU function, blocks as a
+  parallel loop, threads as loops pushed down between barriers;
+* counters (:mod:`.trace`, :mod:`.access`): global transactions (coalescing), shared
+  memory bank conflicts, FLOPs, traced with numpy on sample blocks; races on shared
+  memory and out-of-bounds accesses are errors;
+* modeled time (:mod:`.model`): a roofline over the target's bandwidth and FLOP rate,
+  scaled by occupancy. ``time_evaluator`` reports it; :func:`profile` gives the table.
+"""
+from __future__ import annotations
+
+from ...ir.errors import CodegenError
+from ...ir.module import IRModule
+from ...tir.function import PrimFunc
+from .access import AccessCounts, GPUSimulationError
+from .launch import launch_nest, launch_sequence
+from .model import GPUSpec
+from .module import GPUFunction, GPUKernel, GPUModule, HostFunction
+from .profile import GPUProfile, KernelProfile
+from .source import DeviceSourceModule
+from .threads import kernel_as_cpu_func
+
+__all__ = ["AccessCounts", "GPUModule", "GPUProfile", "GPUSimulationError", "GPUSpec",
+           "KernelProfile", "build_gpu", "profile"]
+
+
+def build_gpu(lowered_mod, target) -> GPUModule:
+    """A runtime Module for ``lowered_mod`` (GPU lowered form) on the simulated GPU.
+
+    A kernel that no host function launches is callable under its own name with its
+    own parameters (handy for kernels written by hand in the lowered form).
+    """
+    from ...target import Target
+    from ...tir.build import build_lowered
+    target = target if isinstance(target, Target) else Target(target)
+    kernels, hosts = _split(lowered_mod)
+    if not kernels:
+        raise CodegenError("build_gpu: the module has no device kernel (a PrimFunc with "
+                           "calling_conv 'device_kernel')")
+    nests = {name: launch_nest(func, name) for name, func in kernels.items()}
+    cpu_funcs = {name: kernel_as_cpu_func(func, nests[name]) for name, func in kernels.items()}
+    cpu_module = build_lowered(IRModule(cpu_funcs), Target("llvm"))
+    compiled = {name: GPUKernel(name, kernels[name], nests[name], cpu_module[name])
+                for name in kernels}
+    spec = GPUSpec.from_target(target)
+    functions = {}
+    for name, func in hosts.items():
+        launches, allocations = launch_sequence(func, name)
+        for launch in launches:
+            if launch.kernel not in compiled:
+                raise CodegenError(f"host function {name!r} launches {launch.kernel!r}, "
+                                   f"which the module does not define")
+        host = HostFunction(name, func, launches, allocations, compiled)
+        functions[name] = GPUFunction(host, spec, str(target))
+    launched = {launch.kernel for f in functions.values() for launch in f.host.launches}
+    for name in kernels:
+        if name not in launched and name not in functions:
+            functions[name] = GPUFunction(_self_launch(name, kernels[name], compiled), spec,
+                                          str(target))
+    device = DeviceSourceModule(lowered_mod, target, list(kernels))
+    return GPUModule(functions, device, cpu_module)
+
+
+def profile(rt_mod: GPUModule, func_name: str, *args) -> GPUProfile:
+    """``rt_mod.profile(func_name, *args)``: run once and return the counters."""
+    if not isinstance(rt_mod, GPUModule):
+        raise CodegenError(f"profile: expected a Module built for a GPU target, found "
+                           f"{type(rt_mod).__name__}")
+    return rt_mod.profile(func_name, *args)
+
+
+def _split(lowered_mod) -> tuple:
+    kernels, hosts = {}, {}
+    for gv, func in lowered_mod.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        name = func.attrs.get("global_symbol") or gv.name_hint
+        is_kernel = func.attrs.get("calling_conv") == "device_kernel"
+        (kernels if is_kernel else hosts)[name] = func
+    return kernels, hosts
+
+
+def _self_launch(name, func, compiled) -> HostFunction:
+    from .launch import Launch
+    return HostFunction(name, func, [Launch(name, tuple(func.params))], [], compiled)

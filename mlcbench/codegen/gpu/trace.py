@@ -1,0 +1,345 @@
+"""Tracing a kernel's memory accesses with numpy, all threads of a block at once.
+
+The tracer walks the per-thread body of a kernel (:class:`~.launch.LaunchNest`) for a
+few sample blocks: the corners of the grid and its middle. Every value is a numpy
+array with one row per thread (``(threads, lanes)``, or ``(1, lanes)`` when the same
+for all), so a statement costs a handful of numpy calls however many threads run it.
+A condition that depends on the thread narrows the *mask* of active threads.
+
+Loops are sampled too: a serial loop runs its first and last iterations (all of them
+when it has at most 3) and what they count is scaled by ``extent / sampled``. For
+indices affine in the loop and thread variables the first and last iterations and the
+corner blocks reach every extreme address, so out-of-bounds accesses are still found;
+counts are exact when every iteration accesses memory the same way (the usual case).
+
+What it checks, raising :class:`~.access.GPUSimulationError`: shared-memory data races
+(two threads, one element, at least one store, no barrier between), out-of-bounds
+accesses of any buffer, and barriers that not every thread of the block reaches.
+Global memory is read from the arguments (zeros when none are given) and never
+written: tracing leaves the arrays as they were.
+
+Loads are counted as a CUDA compiler would leave them after unrolling constant loops
+and keeping repeated loads in registers: a load whose index does not change with an
+enclosing loop (and whose buffer that loop does not store to, nor synchronizes)
+counts once per iteration of the loops it does depend on. ``C[i] += A[i, k] * B[k, j]``
+inside ``for j`` loads ``A[i, k]`` once per ``k``, not once per ``(k, j)``.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...tir import expr as E
+from ...tir import stmt as S
+from ...tir.functor import post_order_visit
+from .access import (AccessCounts, GPUSimulationError, SharedEpoch, global_sectors,
+                     shared_wavefronts)
+from .evaluate import ExprEvaluator
+from .launch import BLOCK_TAGS, LaunchNest, is_barrier
+
+LOOP_SAMPLES = 2
+"""Iterations traced per serial loop longer than 3: the first and the last."""
+
+
+def sample_blocks(grid: tuple) -> list:
+    """Block coordinates to trace: every corner of the grid and its middle."""
+    corners = itertools.product(*[sorted({0, g - 1}) for g in grid])
+    picks = list(dict.fromkeys(list(corners) + [tuple(g // 2 for g in grid)]))
+    return picks
+
+
+@dataclass
+class _Loop:
+    """An enclosing loop while tracing: its count factor, whether this is its first
+    traced iteration, and what its body stores to (``barrier``: it synchronizes)."""
+    var: E.Var
+    factor: float
+    first: bool
+    stored: frozenset
+    barrier: bool
+
+    def changes(self, buffer) -> bool:
+        return buffer.data in self.stored or (self.barrier and buffer.scope != "local")
+
+
+class KernelTracer(ExprEvaluator):
+    """Traces one kernel; ``counts`` and ``flops`` hold grid-wide totals afterwards."""
+
+    def __init__(self, nest: LaunchNest, globals_: dict, warp_size: int = 32):
+        super().__init__(nest.num_threads)
+        self.nest, self.globals, self.warp_size = nest, globals_, warp_size
+        self.counts: dict = {}
+        self.flops = 0.0
+        self.statements: list = []
+        self.loops: list = []
+        self.deps: dict = {}
+        self.access_weight = None
+        self._loop_facts: dict = {}
+
+    # -- driving ----------------------------------------------------------------------
+    def run(self) -> "KernelTracer":
+        blocks = sample_blocks(self.nest.grid)
+        block_weight = self.nest.num_blocks / len(blocks)
+        tids = np.arange(self.num_threads)
+        for block in blocks:
+            self.block = block
+            self.env = {a.var: np.array([[block[BLOCK_TAGS.index(a.tag)]]])
+                        for a in self.nest.blocks}
+            stride = 1
+            for axis in self.nest.threads:
+                self.env[axis.var] = ((tids // stride) % axis.extent)[:, None]
+                stride *= axis.extent
+            self.memory, self.epochs = {}, {}
+            self.weight = self.block_weight = block_weight
+            for wrapper in self.nest.wrappers:
+                if isinstance(wrapper, S.Allocate):
+                    self._allocate(wrapper.buffer)
+            self.exec(self.nest.body, np.ones(self.num_threads, dtype=bool))
+        return self
+
+    # -- statements -------------------------------------------------------------------
+    def exec(self, stmt, mask) -> None:
+        getattr(self, "_exec_" + type(stmt).__name__)(stmt, mask)
+
+    def _exec_SeqStmt(self, stmt, mask):
+        for item in stmt.seq:
+            self.exec(item, mask)
+
+    def _exec_BufferStore(self, stmt, mask):
+        self.current = stmt
+        index = self.eval(stmt.indices[0], mask)
+        value = self.eval(stmt.value, mask)
+        self.store(stmt.buffer, index, value, mask)
+
+    def _exec_Evaluate(self, stmt, mask):
+        self.current = stmt
+        if is_barrier(stmt):
+            self._barrier(stmt, mask)
+        elif not isinstance(stmt.value, (E.IntImm, E.FloatImm)):
+            self.eval(stmt.value, mask)
+
+    def _exec_LetStmt(self, stmt, mask):
+        self.deps[stmt.var] = self._deps_of(stmt.value)
+        self.env[stmt.var] = self.eval(stmt.value, mask)
+        self.exec(stmt.body, mask)
+
+    def _exec_IfThenElse(self, stmt, mask):
+        self.current = stmt
+        cond = np.broadcast_to(self.eval(stmt.condition, mask)[:, 0], mask.shape)
+        if (mask & cond).any():
+            self.exec(stmt.then_case, mask & cond)
+        if stmt.else_case is not None and (mask & ~cond).any():
+            self.exec(stmt.else_case, mask & ~cond)
+
+    def _exec_AssertStmt(self, stmt, mask):
+        self.exec(stmt.body, mask)
+
+    def _exec_DeclBuffer(self, stmt, mask):
+        self.exec(stmt.body, mask)
+
+    def _exec_Allocate(self, stmt, mask):
+        self._allocate(stmt.buffer)
+        self.exec(stmt.body, mask)
+
+    def _exec_For(self, stmt, mask):
+        self.current = stmt
+        shape = (self.num_threads, 1)
+        lows = np.broadcast_to(self.eval(stmt.min, mask), shape)[:, 0]
+        highs = lows + np.broadcast_to(self.eval(stmt.extent, mask), shape)[:, 0]
+        start, stop = int(lows[mask].min()), int(highs[mask].max())
+        if stop <= start:
+            return
+        steps = range(start, stop)
+        picks = list(steps) if len(steps) <= 3 else [steps[0], steps[-1]]
+        saved = self.weight
+        factor = len(steps) / len(picks)
+        self.weight = saved * factor
+        loop = _Loop(stmt.loop_var, factor, True, *self._facts_of(stmt))
+        self.loops.append(loop)
+        for i in picks:
+            inside = mask & (lows <= i) & (i < highs)
+            if inside.any():
+                self.env[stmt.loop_var] = np.array([[i]])
+                self.exec(stmt.body, inside)
+                loop.first = False
+        self.loops.pop()
+        self.weight = saved
+
+    def _facts_of(self, loop) -> tuple:
+        """(data vars stored to, holds a barrier) of a loop's body, computed once."""
+        facts = self._loop_facts.get(id(loop))
+        if facts is None:
+            stored, barrier = set(), []
+
+            def visit(node):
+                if isinstance(node, S.BufferStore):
+                    stored.add(node.buffer.data)
+                elif is_barrier(node):
+                    barrier.append(True)
+            post_order_visit(loop.body, visit)
+            facts = self._loop_facts[id(loop)] = (frozenset(stored), bool(barrier))
+        return facts
+
+    def _deps_of(self, expr):
+        """Loop variables ``expr`` depends on (through lets); None: it loads data, so
+        it may depend on anything."""
+        found, data = set(), []
+
+        def visit(node):
+            if isinstance(node, E.Var):
+                found.update(self.deps.get(node, ()) or ())
+                if self.deps.get(node, ()) is None:
+                    data.append(True)
+                found.add(node)
+            elif isinstance(node, E.BufferLoad):
+                data.append(True)
+        post_order_visit(expr, visit)
+        return None if data else found
+
+    def _eval_BufferLoad(self, expr, mask):
+        index = self.eval(expr.indices[0], mask)
+        deps = self._deps_of(expr.indices[0])
+        weight = self.block_weight
+        for loop in self.loops:
+            if deps is None or loop.var in deps or loop.changes(expr.buffer):
+                weight *= loop.factor
+            elif not loop.first:
+                weight = 0.0        # kept in a register since an earlier iteration
+                break
+        self.access_weight = weight
+        try:
+            return self.load(expr.buffer, index, mask)
+        finally:
+            self.access_weight = None
+
+    def _barrier(self, stmt, mask):
+        if not mask.all():
+            missing = self.thread_name(int(np.argmin(mask)))
+            raise GPUSimulationError(
+                f"kernel {self.nest.name!r}, block {self.block_name()}: thread {missing} "
+                f"does not reach the barrier `{_line(stmt)}`: every thread of a block must "
+                "reach each tvm_storage_sync (move it out of the thread-dependent if)")
+        for epoch in self.epochs.values():
+            epoch.reset()
+
+    def _allocate(self, buffer):
+        size = int(np.prod([int(d) for d in buffer.shape]))
+        np_dtype = buffer.dtype.with_lanes(1).to_numpy()
+        if buffer.scope == "local":
+            self.memory[buffer.data] = np.zeros((self.num_threads, size), dtype=np_dtype)
+        else:
+            self.memory[buffer.data] = np.zeros(size, dtype=np_dtype)
+            if buffer.scope.startswith("shared"):
+                self.epochs[buffer.data] = SharedEpoch(size)
+
+    # -- memory -----------------------------------------------------------------------
+    def _storage(self, buffer):
+        if buffer.data in self.memory:
+            return self.memory[buffer.data]
+        found = self.globals.get(buffer.data)
+        if found is None:
+            raise GPUSimulationError(f"kernel {self.nest.name!r}: buffer {buffer.name!r} is "
+                                     "neither a kernel parameter nor allocated in the kernel")
+        return found
+
+    def load(self, buffer, index, mask):
+        storage = self._storage(buffer)
+        threads, addrs = self._access(buffer, storage, index, mask, is_write=False)
+        values = np.zeros((self.num_threads, index.shape[1]), dtype=storage.dtype)
+        rows = np.flatnonzero(mask)
+        if storage.ndim == 2:
+            values[rows] = storage[rows[:, None], addrs]
+        else:
+            values[rows] = storage[addrs]
+        return values
+
+    def store(self, buffer, index, value, mask) -> None:
+        storage = self._storage(buffer)
+        threads, addrs = self._access(buffer, storage, index, mask, is_write=True)
+        if buffer.data not in self.memory:
+            return          # global memory is not written while tracing
+        value = np.broadcast_to(value, (self.num_threads, index.shape[1]))[threads]
+        if storage.ndim == 2:
+            storage[threads[:, None], addrs] = value
+        else:
+            storage[addrs] = value
+
+    def _access(self, buffer, storage, index, mask, is_write: bool):
+        threads = np.flatnonzero(mask)
+        addrs = np.broadcast_to(index, (self.num_threads, index.shape[1]))[threads]
+        addrs = addrs.astype(np.int64)
+        size = storage.shape[-1]
+        bad = (addrs < 0) | (addrs >= size)
+        if bad.any():
+            row = int(np.argmax(bad.any(axis=1)))
+            raise GPUSimulationError(
+                f"kernel {self.nest.name!r}: out-of-bounds {'store to' if is_write else 'load of'}"
+                f" {buffer.name!r} (size {size}) at index {int(addrs[row][bad[row]][0])} by "
+                f"thread {self.thread_name(int(threads[row]))} of block {self.block_name()}, "
+                f"in `{_line(self.current)}`")
+        self._count(buffer, threads, addrs, is_write)
+        epoch = self.epochs.get(buffer.data)
+        if epoch is not None:
+            self._check_race(buffer, epoch, threads, addrs, is_write)
+        return threads, addrs
+
+    def _count(self, buffer, threads, addrs, is_write: bool) -> None:
+        scope = "shared" if buffer.scope.startswith("shared") else buffer.scope
+        if scope == "local":
+            return
+        kind = "store" if is_write else "load"
+        key = (buffer.name, scope, kind)
+        counts = self.counts.get(key)
+        if counts is None:
+            counts = self.counts[key] = AccessCounts(buffer.name, scope, kind)
+        weight = self.weight if self.access_weight is None else self.access_weight
+        if weight == 0:
+            return
+        itemsize = buffer.dtype.itemsize
+        measure = shared_wavefronts if scope == "shared" else global_sectors
+        requests, transactions, ideal = measure(threads, addrs, itemsize, self.warp_size)
+        counts.requests += requests * weight
+        counts.transactions += transactions * weight
+        counts.ideal += ideal * weight
+        counts.bytes += addrs.size * itemsize * weight
+
+    def _check_race(self, buffer, epoch, threads, addrs, is_write: bool) -> None:
+        self.statements.append(self.current)
+        race = epoch.access(threads, addrs, is_write, len(self.statements) - 1)
+        if race is None:
+            return
+        address, this, other, other_stmt, other_did = race
+        did = "writes" if is_write else "reads"
+        raise GPUSimulationError(
+            f"kernel {self.nest.name!r}: data race on shared buffer {buffer.name!r} at index "
+            f"{address} in block {self.block_name()}: thread {self.thread_name(this)} {did} it "
+            f"in `{_line(self.current)}` and thread {self.thread_name(other)} {other_did} it "
+            f"in `{_line(self.statements[other_stmt])}` with no barrier between (add "
+            "T.tvm_storage_sync(\"shared\") between the two)")
+
+    def count_flops(self, n: int) -> None:
+        self.flops += n * self.weight
+
+    # -- naming -----------------------------------------------------------------------
+    def thread_name(self, tid: int) -> str:
+        """``threadIdx(x=3, y=1)`` of linear thread id ``tid``."""
+        parts, stride = [], 1
+        for axis in self.nest.threads:
+            parts.append(f"{axis.tag[-1]}={(tid // stride) % axis.extent}")
+            stride *= axis.extent
+        return f"threadIdx({', '.join(parts) or '0'})"
+
+    def block_name(self) -> str:
+        """``blockIdx(x=0, y=15)`` of the block being traced."""
+        used = {a.tag for a in self.nest.blocks}
+        parts = [f"{tag[-1]}={v}" for tag, v in zip(BLOCK_TAGS, self.block) if tag in used]
+        return f"blockIdx({', '.join(parts) or '0'})"
+
+
+def _line(stmt) -> str:
+    text = str(stmt).strip().splitlines()
+    return text[0] if text else type(stmt).__name__
+
+
