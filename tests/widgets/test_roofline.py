@@ -9,7 +9,7 @@ from mlcbench.ir import MLCBenchError
 from mlcbench.script import tir as T
 from mlcbench_widgets import (MachinePeaks, ScheduleExplorer, count_flops_and_bytes,
                               measure_machine_peaks, plot_roofline)
-from mlcbench_widgets import roofline
+from mlcbench.runtime import machine_peaks
 
 
 @T.prim_func
@@ -86,34 +86,51 @@ def test_explorer_plots_the_steps_it_ran(matmul, peaks):
     np.testing.assert_allclose(offsets[:, 1], [g for _, g in points])
 
 
+def _fake_measure(monkeypatch, calls, gflops, gbytes):
+    monkeypatch.setattr(machine_peaks, "measure_peaks", lambda: calls.append("measure") or
+                        MachinePeaks(gflops, gbytes, by_width=((8, 12, gflops),), load=0.0))
+
+
 def test_peaks_are_measured_once_and_cached(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(roofline, "_PEAKS", {})
-    monkeypatch.setattr(roofline, "_peak_gflops", lambda: calls.append("f") or 123.0)
-    monkeypatch.setattr(roofline, "_peak_gbytes_per_s", lambda: calls.append("b") or 45.0)
+    monkeypatch.setattr(machine_peaks, "_PEAKS", {})
+    _fake_measure(monkeypatch, calls, 5000.0, 45.0)    # above any machine's floor
     path = tmp_path / "peaks.json"
     first = measure_machine_peaks(path)
-    assert (first.gflops, first.gbytes_per_s) == (123.0, 45.0) and calls == ["f", "b"]
-    assert measure_machine_peaks(path) is first and calls == ["f", "b"]   # memory
-    monkeypatch.setattr(roofline, "_PEAKS", {})
-    assert measure_machine_peaks(path) == first and calls == ["f", "b"]   # the file
-    assert json.loads(path.read_text())[roofline.machine_key()]["gflops"] == 123.0
+    assert (first.gflops, first.gbytes_per_s) == (5000.0, 45.0) and calls == ["measure"]
+    assert measure_machine_peaks(path) is first and calls == ["measure"]   # memory
+    monkeypatch.setattr(machine_peaks, "_PEAKS", {})
+    assert measure_machine_peaks(path) == first and calls == ["measure"]   # the file
+    assert json.loads(path.read_text())[machine_peaks.machine_key()]["gflops"] == 5000.0
     # a refresh measures again; a busier machine (lower figures) does not lower the peaks
-    monkeypatch.setattr(roofline, "_peak_gflops", lambda: calls.append("f") or 50.0)
-    monkeypatch.setattr(roofline, "_peak_gbytes_per_s", lambda: calls.append("b") or 60.0)
+    _fake_measure(monkeypatch, calls, 2000.0, 60.0)
     again = measure_machine_peaks(path, refresh=True)
-    assert calls == ["f", "b", "f", "b"]
-    assert (again.gflops, again.gbytes_per_s) == (123.0, 60.0)
+    assert calls == ["measure"] * 2
+    assert (again.gflops, again.gbytes_per_s) == (5000.0, 60.0)
+
+
+def test_explorer_measures_the_peak_again_when_a_step_beats_it(matmul, tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setenv("MLCBENCH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(machine_peaks, "_PEAKS", {})
+    _fake_measure(monkeypatch, calls, 1e-3, 45.0)        # a peak no step can stay under
+    explorer = ScheduleExplorer(matmul)
+    assert explorer.peaks.gflops == 1e-3 and calls == ["measure"]
+    explorer.run()
+    step = explorer.roofline_points()[0][1]
+    _fake_measure(monkeypatch, calls, 2e-3, 45.0)
+    # measured again; the step's rate counts as the peak when the probe stays below it
+    assert explorer.peaks.gflops == step and calls == ["measure"] * 2
 
 
 def test_measured_peaks_are_plausible(tmp_path, monkeypatch):
-    monkeypatch.setattr(roofline, "_PEAKS", {})
+    monkeypatch.setattr(machine_peaks, "_PEAKS", {})
     peaks = measure_machine_peaks(tmp_path / "peaks.json")
     # any CPU this runs on does between 0.5 and 100000 GFLOPS, 0.5 and 10000 GB/s
     assert 0.5 < peaks.gflops < 1e5 and 0.5 < peaks.gbytes_per_s < 1e4
-    assert peaks.machine == roofline.machine_key()
+    assert peaks.machine == machine_peaks.machine_key()
 
 
 def test_the_test_run_keeps_the_peak_cache_out_of_home():
     """The suite writes no state under the user's home (the root conftest moves it)."""
-    assert not roofline.default_cache_path().resolve().is_relative_to(pathlib.Path.home().resolve())
+    assert not machine_peaks.default_cache_path().resolve().is_relative_to(pathlib.Path.home().resolve())

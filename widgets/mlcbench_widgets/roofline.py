@@ -4,8 +4,9 @@ Two static counts describe the kernel (:func:`count_flops_and_bytes`): floating-
 operations, and the bytes of its parameter buffers (the traffic no schedule can avoid).
 Their ratio, the *arithmetic intensity*, fixes the kernel's x position; each measured
 schedule adds a point at its GFLOPS. The roof is ``min(peak GFLOPS, intensity * peak
-GB/s)``, with both peaks measured once on this machine by two tiny mlcbench kernels
-(:func:`measure_machine_peaks`) and cached, in memory and in a JSON file.
+GB/s)``, with both peaks measured on this machine by mlcbench kernels
+(:func:`measure_machine_peaks`, see :mod:`mlcbench.runtime.machine_peaks`) and cached
+per CPU model, in memory and in a JSON file.
 
 >>> counts = count_flops_and_bytes(mod["mm_relu"])       # doctest: +SKIP
 >>> counts.flops, counts.bytes                           # doctest: +SKIP
@@ -14,15 +15,12 @@ GB/s)``, with both peaks measured once on this machine by two tiny mlcbench kern
 """
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
-import mlcbench
 from mlcbench.ir import MLCBenchError
+from mlcbench.runtime.machine_peaks import MachinePeaks, machine_peaks
 from mlcbench.tir import BinaryOp, BlockRealize, BufferStore, Call, Evaluate, For, IntImm
 from mlcbench.tir import post_order_visit
 
@@ -42,23 +40,6 @@ class KernelCounts:
     def intensity(self) -> float:
         """FLOPs per byte."""
         return self.flops / self.bytes if self.bytes else float("inf")
-
-
-@dataclass(frozen=True)
-class MachinePeaks:
-    """Measured peak compute (GFLOPS) and memory bandwidth (GB/s) of this machine."""
-    gflops: float
-    gbytes_per_s: float
-    machine: str = ""
-
-    def roof(self, intensity):
-        """Attainable GFLOPS at ``intensity`` FLOPs per byte."""
-        return np.minimum(self.gflops, np.asarray(intensity) * self.gbytes_per_s)
-
-    @property
-    def ridge(self) -> float:
-        """The intensity where memory stops limiting compute."""
-        return self.gflops / self.gbytes_per_s
 
 
 # -- static counts ------------------------------------------------------------------------
@@ -113,120 +94,17 @@ def _expr_flops(expr) -> int:
 
 
 # -- machine peaks ------------------------------------------------------------------------
-_PEAKS: dict[str, MachinePeaks] = {}
-
-
-def default_cache_path() -> pathlib.Path:
-    root = os.environ.get("MLCBENCH_CACHE_DIR") or pathlib.Path.home() / ".cache" / "mlcbench"
-    return pathlib.Path(root) / "machine_peaks.json"
-
-
-def machine_key(target=None) -> str:
-    target = mlcbench.Target(target or "llvm")
-    return f"{target.mcpu}-{target.num_cores}cores-{target.vector_width_bits}bit"
-
-
-def measure_machine_peaks(cache_path=None, refresh: bool = False) -> MachinePeaks:
-    """This machine's peak GFLOPS and GB/s: measured once (about half a second), then
-    read from memory or from ``cache_path`` (default ``~/.cache/mlcbench/machine_peaks.json``,
-    or ``$MLCBENCH_CACHE_DIR``).
-
-    ``refresh=True`` measures again and keeps, per figure, the better of the new and the
-    stored value: a peak is the best the machine did, and a measurement taken while
-    other programs ran can only come out low.
+def measure_machine_peaks(cache_path=None, refresh: bool = False,
+                          kernel_gflops: float | None = None) -> MachinePeaks:
+    """This machine's peak GFLOPS and GB/s (:func:`mlcbench.runtime.machine_peaks.
+    machine_peaks`): measured with enough FMA chains at every vector width, best of
+    several runs, cached per CPU model in ``cache_path`` (default
+    ``~/.cache/mlcbench/machine_peaks.json``, or ``$MLCBENCH_CACHE_DIR``) and measured
+    again when a figure looks taken under load, when ``kernel_gflops`` (a rate a kernel
+    just reached) beats it, or with ``refresh=True``; a new measurement never lowers a
+    figure.
     """
-    key = machine_key()
-    path = pathlib.Path(cache_path) if cache_path is not None else default_cache_path()
-    if not refresh and key in _PEAKS:
-        return _PEAKS[key]
-    stored = _read_cache(path).get(key)
-    if stored is not None and not refresh:
-        peaks = MachinePeaks(**stored)
-    else:
-        peaks = MachinePeaks(_peak_gflops(), _peak_gbytes_per_s(), key)
-        if stored is not None:
-            peaks = MachinePeaks(max(peaks.gflops, stored["gflops"]),
-                                 max(peaks.gbytes_per_s, stored["gbytes_per_s"]), key)
-        _write_cache(path, key, peaks)
-    _PEAKS[key] = peaks
-    return peaks
-
-
-def _read_cache(path: pathlib.Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _write_cache(path: pathlib.Path, key: str, peaks: MachinePeaks) -> None:
-    stored = _read_cache(path)
-    stored[key] = asdict(peaks)
-    try:                     # a read-only home (Binder, CI) only costs a re-measurement
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(stored, indent=1))
-    except OSError:
-        pass
-
-
-_COMPUTE_KERNEL = '''
-@T.prim_func
-def peak_compute(A: T.Buffer(({cores}, {acc}, {lanes}), "float32")):
-    T.func_attr({{"global_symbol": "peak_compute", "tir.noalias": True}})
-    for p in T.parallel({cores}):
-        for r in range({steps}):
-            for a in T.unroll({acc}):
-                for lane in T.vectorized({lanes}):
-                    with T.block("fma"):
-                        vp, vr, va, vl = T.axis.remap("SRSS", [p, r, a, lane])
-                        A[vp, va, vl] = A[vp, va, vl] * T.float32(0.999) + T.float32(0.001)
-'''
-
-_BANDWIDTH_KERNEL = '''
-@T.prim_func
-def peak_bandwidth(A: T.Buffer(({cores}, {rows}, 4, {lanes}), "float32"),
-                   S: T.Buffer(({cores}, 4, {lanes}), "float32")):
-    T.func_attr({{"global_symbol": "peak_bandwidth", "tir.noalias": True}})
-    for p in T.parallel({cores}):
-        for i in range({rows}):
-            for a in T.unroll(4):
-                for lane in T.vectorized({lanes}):
-                    with T.block("sum"):
-                        vp, vi, va, vl = T.axis.remap("SRSS", [p, i, a, lane])
-                        S[vp, va, vl] = S[vp, va, vl] + A[vp, vi, va, vl]
-'''
-
-
-def _best_seconds(source: str, name: str, arrays, repeat: int = 5) -> float:
-    """The fastest of ``repeat`` short timings (other programs only ever slow it down)."""
-    lib = mlcbench.build(mlcbench.script.from_source(source))
-    args = [mlcbench.nd.array(a) for a in arrays]
-    return lib.time_evaluator(name, mlcbench.cpu(), number=1, repeat=repeat,
-                              min_repeat_ms=5)(*args).min
-
-
-def _peak_gflops() -> float:
-    """Independent vector multiply-adds in registers on every core (8 chains hide the
-    FMA latency)."""
-    target = mlcbench.Target("llvm")
-    cores, lanes, acc, steps = target.num_cores, target.vector_lanes(32), 8, 32768
-    source = _COMPUTE_KERNEL.format(cores=cores, acc=acc, lanes=lanes, steps=steps)
-    seconds = _best_seconds(source, "peak_compute", [np.ones((cores, acc, lanes), "float32")])
-    return 2 * cores * steps * acc * lanes / seconds / 1e9
-
-
-def _peak_gbytes_per_s(megabytes: int = 32) -> float:
-    """Every core sums its share of a buffer (32 MB: larger than most last-level caches,
-    small enough to allocate in a blink)."""
-    target = mlcbench.Target("llvm")
-    cores, lanes = target.num_cores, target.vector_lanes(32)
-    rows = max(1, (megabytes << 20) // (cores * 4 * lanes * 4))
-    source = _BANDWIDTH_KERNEL.format(cores=cores, rows=rows, lanes=lanes)
-    data = np.empty((cores, rows, 4, lanes), "float32")
-    data.fill(1.0)
-    seconds = _best_seconds(source, "peak_bandwidth",
-                            [data, np.zeros((cores, 4, lanes), "float32")])
-    return data.nbytes / seconds / 1e9
+    return machine_peaks(cache_path, refresh=refresh, kernel_gflops=kernel_gflops)
 
 
 # -- the plot -----------------------------------------------------------------------------
