@@ -7,7 +7,8 @@ from the measurements and keeps every record in a JSON-lines database that
 ``ms.tir_integration.compile_tir`` reads back.
 """
 # -- records and measurement ---------------------------------------------------------------
-from . import arg_info, builder, database, executor_pool, runner
+from . import adaptive_timing, arg_info, builder, database, executor_pool, runner
+from .adaptive_timing import AdaptiveTiming, Measurement
 from .arg_info import ArgInfo, TensorInfo
 from .builder import (Builder, BuilderInput, BuilderResult, DaskBuilder, ExecutorBuilder,
                       LocalBuilder)
