@@ -8,11 +8,12 @@ until ``min_repeat_ms`` has passed; the mean seconds per call is the round's fig
 contender's result is its best round, so all contenders are summarised the same way
 (the best mean of a batch of calls, never one lucky call against a batch mean).
 
-Before each contender's batch the benchmark pauses for ``settle_ms``: OpenBLAS,
-onnxruntime and libgomp keep their worker threads spinning for a while after a call,
-and on a 2-core machine those threads take a core from whoever runs next (a 1024^3
-matmul of ours measured right after numpy's ran at 97 GFLOPS, and at 130 after a
-pause). The pause lets every contender start on idle cores.
+Before each contender's batch the benchmark waits until the process's other threads
+are idle, at most ``settle_ms`` (:func:`mlcbench.runtime.timing.settle`): OpenBLAS,
+onnxruntime and libgomp keep their worker threads spinning for a while after a call
+(OpenBLAS about 100 ms), and on a 2-core machine those threads take a core from whoever
+runs next (a 1024^3 matmul of ours measured right after numpy's ran at 97 GFLOPS, and at
+130 after a pause). The wait lets every contender start on idle cores.
 
 >>> import numpy as np
 >>> a = np.ones((64, 64), "float32")
@@ -27,7 +28,7 @@ from mlcbench.runtime.timing import Timer, call, kernel  # noqa: F401  (benchmar
 
 
 def compare(contenders: dict[str, Timer], rounds: int = 5, min_repeat_ms: float = 50,
-            settle_ms: float = 100) -> dict[str, float]:
+            settle_ms: float = 300) -> dict[str, float]:
     """Best mean seconds per call of each contender over ``rounds`` interleaved rounds."""
     result = timing.compare(contenders, rounds, min_repeat_ms, settle_ms)
     return {name: measured.best for name, measured in result.timings.items()}

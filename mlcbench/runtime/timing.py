@@ -5,8 +5,9 @@ OpenBLAS, onnxruntime or libgomp threads still spin after the previous call). Ev
 figure that mlcbench prints next to a reference goes through :func:`compare`:
 
 - ``rounds`` rounds; in each, every contender is timed in turn (interleaved, so a busy
-  spell hurts all of them alike) after a pause of ``settle_ms`` that lets the previous
-  contender's worker threads go to sleep;
+  spell hurts all of them alike) after a pause that lets the previous contender's worker
+  threads go to sleep (:func:`settle`: until the process's other threads are idle, at
+  most ``settle_ms``);
 - each round's figure is the mean seconds per call of a batch of at least
   ``min_repeat_ms`` (:func:`mlcbench.runtime.benchmark.measure`);
 - a contender's time is its best round; it is flagged *unsteady* when its two best
@@ -123,8 +124,40 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} us"
 
 
+QUIET_WINDOW_S = 0.005
+"""How long :func:`settle` watches the other threads before it calls them idle."""
+
+IDLE_SHARE = 0.1
+"""Other threads using less than this share of one core over a window are idle."""
+
+
+def settle(max_ms: float) -> float:
+    """Wait until the other threads of this process are idle, at most ``max_ms``
+    milliseconds; return the seconds waited.
+
+    OpenBLAS keeps its workers spinning for about 100 ms after a call (measured on this
+    2-core host: half a core each, in ``sched_yield`` loops), onnxruntime's and
+    libgomp's spin too. On 2 cores a spinning worker takes a core from the next
+    contender: the digits MLP timed 20 to 50 ms after numpy's batch, with its parallel
+    kernel on both cores, ran several times slower than after a long pause. A fixed
+    pause is either too short for OpenBLAS or wasted after a contender without threads;
+    the CPU time of the process minus the calling thread's says what the others do.
+    """
+    if max_ms <= 0:
+        return 0.0
+    start = time.perf_counter()
+    deadline = start + max_ms / 1e3
+    while True:
+        wall, process, own = time.perf_counter(), time.process_time(), time.thread_time()
+        time.sleep(QUIET_WINDOW_S)
+        others = (time.process_time() - process) - (time.thread_time() - own)
+        now = time.perf_counter()
+        if others < IDLE_SHARE * (now - wall) or now >= deadline:
+            return now - start
+
+
 def compare(contenders: dict, rounds: int = 5, min_repeat_ms: float = 50,
-            settle_ms: float = 100, margin: float = MARGIN) -> Comparison:
+            settle_ms: float = 300, margin: float = MARGIN) -> Comparison:
     """Time every contender (name -> :data:`Timer`) in ``rounds`` interleaved rounds."""
     if rounds < 1 or not contenders:
         raise RuntimeError_(f"compare: needs at least one contender and one round, found "
@@ -132,7 +165,7 @@ def compare(contenders: dict, rounds: int = 5, min_repeat_ms: float = 50,
     measured = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, timer in contenders.items():
-            time.sleep(settle_ms / 1e3)
+            settle(settle_ms)
             measured[name].append(timer(min_repeat_ms))
     return Comparison({name: Timing(name, tuple(values), margin)
                        for name, values in measured.items()})

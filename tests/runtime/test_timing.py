@@ -92,3 +92,53 @@ def test_compare_needs_a_contender_and_a_round(contenders, rounds):
 def test_seconds_are_printed_in_a_readable_unit():
     assert [timing.format_seconds(s) for s in (2.5, 0.0123, 6.1e-5)] == \
         ["2.50 s", "12.3 ms", "61 us"]
+
+
+class _Clock:
+    """Stands in for the ``time`` module: sleeping advances the wall clock, and the other
+    threads of the process use a whole core until ``busy_until`` (a spinning worker)."""
+
+    def __init__(self, busy_until: float):
+        self.now, self.process, self.busy_until = 0.0, 0.0, busy_until
+
+    def perf_counter(self):
+        return self.now
+
+    def process_time(self):
+        return self.process
+
+    def thread_time(self):
+        return 0.0                              # the waiting thread itself uses nothing
+
+    def sleep(self, seconds):
+        busy = max(0.0, min(self.now + seconds, self.busy_until) - self.now)
+        self.now += seconds
+        self.process += busy
+
+
+@pytest.mark.parametrize("busy_ms, cap_ms, expected_ms", [
+    (0, 2000, 5),        # idle: one quiet window
+    (100, 2000, 105),    # a spinner for 100 ms: until the first window without it
+    (1000, 120, 120),    # a spinner that outlives the cap: the cap
+    (100, 0, 0)])        # no settling asked for
+def test_settle_waits_while_other_threads_spin_at_most_its_cap(monkeypatch, busy_ms, cap_ms,
+                                                                expected_ms):
+    clock = _Clock(busy_ms / 1e3)
+    monkeypatch.setattr(timing, "time", clock)
+    assert timing.settle(cap_ms) == pytest.approx(expected_ms / 1e3, abs=timing.QUIET_WINDOW_S)
+
+
+def test_settle_sees_a_real_spinning_thread():
+    import threading
+    import time
+    stop = threading.Event()
+    thread = threading.Thread(target=lambda: [None for _ in iter(stop.is_set, True)])
+    thread.start()
+    try:    # the spinner never stops: the cap (thrice, in case the OS paused it a while)
+        waited = max(timing.settle(50) for _ in range(3))
+    finally:
+        stop.set()
+        thread.join()
+    assert waited >= 0.05
+    start = time.perf_counter()
+    assert timing.settle(5000) < 1.0 and time.perf_counter() - start < 1.0
