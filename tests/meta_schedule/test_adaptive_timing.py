@@ -152,3 +152,23 @@ def test_runner_remembers_the_best_per_workload_and_stops_slow_candidates():
     assert results[1].measurement.best_secs == runner.best_secs["w"]
     assert results[2].measurement.method == FULL and len(results[2].run_secs) == 2
     assert runner.best_secs["w"] < 0.040 <= results[1].run_secs[0]
+
+
+def test_tuning_records_say_how_each_candidate_was_measured(tmp_path):
+    from mlcbench import meta_schedule as ms
+    runner = LocalRunner(evaluator_config=EvaluatorConfig(number=2, repeat=1, min_repeat_ms=1))
+    database = ms.tune_tir(mod=matmul_module(64), target="llvm --num-cores=2",
+                           max_trials_global=8, num_trials_per_iter=8, work_dir=str(tmp_path),
+                           runner=runner, space=ms.space_generator.ScheduleFn(
+                               stochastic_schedule_mm),
+                           strategy="replay-trace", cost_model="random", seed=1)
+    runner.shutdown()
+    records = ms.JSONDatabase(work_dir=tmp_path).get_all_tuning_records()
+    assert len(records) == 8 and all(r.is_valid for r in records)
+    first, *later = [r.measurement for r in records]
+    assert first.method == FULL and first.best_secs is None
+    # every later candidate was compared with the best measured before it
+    best = records[0].mean_run_secs
+    for record, how in zip(records[1:], later):
+        assert how.best_secs == pytest.approx(best) and how.calls >= 1
+        best = min(best, record.mean_run_secs)
