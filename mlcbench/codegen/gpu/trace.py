@@ -6,11 +6,13 @@ array with one row per thread (``(threads, lanes)``, or ``(1, lanes)`` when the 
 for all), so a statement costs a handful of numpy calls however many threads run it.
 A condition that depends on the thread narrows the *mask* of active threads.
 
-Loops are sampled too: a serial loop runs its first and last iterations (all of them
-when it has at most 3) and what they count is scaled by ``extent / sampled``. For
-indices affine in the loop and thread variables the first and last iterations and the
-corner blocks reach every extreme address, so out-of-bounds accesses are still found;
-counts are exact when every iteration accesses memory the same way (the usual case).
+Loops are sampled too: a serial loop longer than 3 runs its first, middle and last
+iterations, the middle one standing for all the inner ones (its counts weigh
+``extent - 2``). First and last are traced on their own because reductions initialize
+at the first iteration and guards cut the last. For indices affine in the loop and
+thread variables the first and last iterations and the corner blocks reach every
+extreme address, so out-of-bounds accesses are still found; counts are exact when the
+inner iterations access memory alike (the usual case).
 
 What it checks, raising :class:`~.access.GPUSimulationError`: shared-memory data races
 (two threads, one element, at least one store, no barrier between), out-of-bounds
@@ -39,8 +41,12 @@ from .access import (AccessCounts, GPUSimulationError, SharedEpoch, global_secto
 from .evaluate import ExprEvaluator
 from .launch import BLOCK_TAGS, LaunchNest, is_barrier
 
-LOOP_SAMPLES = 2
-"""Iterations traced per serial loop longer than 3: the first and the last."""
+def sample_iterations(start: int, stop: int) -> list:
+    """(iteration, weight) pairs to trace of ``range(start, stop)``: see the module
+    docstring."""
+    if stop - start <= 3:
+        return [(i, 1) for i in range(start, stop)]
+    return [(start, 1), ((start + stop) // 2, stop - start - 2), (stop - 1, 1)]
 
 
 def sample_blocks(grid: tuple) -> list:
@@ -52,8 +58,8 @@ def sample_blocks(grid: tuple) -> list:
 
 @dataclass
 class _Loop:
-    """An enclosing loop while tracing: its count factor, whether this is its first
-    traced iteration, and what its body stores to (``barrier``: it synchronizes)."""
+    """An enclosing loop while tracing: the weight of the iteration being traced, whether
+    it is the first traced iteration, and what its body stores to (``barrier``: it synchronizes)."""
     var: E.Var
     factor: float
     first: bool
@@ -151,15 +157,12 @@ class KernelTracer(ExprEvaluator):
         start, stop = int(lows[mask].min()), int(highs[mask].max())
         if stop <= start:
             return
-        steps = range(start, stop)
-        picks = list(steps) if len(steps) <= 3 else [steps[0], steps[-1]]
         saved = self.weight
-        factor = len(steps) / len(picks)
-        self.weight = saved * factor
-        loop = _Loop(stmt.loop_var, factor, True, *self._facts_of(stmt))
+        loop = _Loop(stmt.loop_var, 1, True, *self._facts_of(stmt))
         self.loops.append(loop)
-        for i in picks:
+        for i, weight in sample_iterations(start, stop):
             inside = mask & (lows <= i) & (i < highs)
+            loop.factor, self.weight = weight, saved * weight
             if inside.any():
                 self.env[stmt.loop_var] = np.array([[i]])
                 self.exec(stmt.body, inside)
