@@ -184,7 +184,7 @@ static void __syncthreads() { pthread_barrier_wait(&block_barrier); }
 #define __shared__ static
 #define __restrict__ __restrict
 #define __launch_bounds__(n)
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n)))
 struct float4 { float x, y, z, w; };
 static float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 """
@@ -290,3 +290,52 @@ def test_float4_only_where_aligned_and_launch_bounds_follow_the_block(blocks, th
     assert f"*(float{lanes}*)(B + " in text
     if offset % lanes:
         assert text.count(f"make_float{lanes}(A[") == 1
+
+
+# -- course chapter 7's schedules, lowered by lower_gpu --------------------------------
+def test_course_window_sum_prints_as_the_course_shows_it():
+    import gpu_course_schedules as course
+    text = cuda_source(course.lowered(course.window_sum()))
+    lines = [line.strip() for line in text.splitlines()]
+    assert lines[0].startswith('extern "C" __global__ void __launch_bounds__(128) main_kernel0(')
+    assert lines[1].startswith("__shared__ float A_shared[")
+    assert "if (((ax0_0 * 128) + ((int)threadIdx.x)) < 130) {" in lines
+    assert "__syncthreads();" in lines
+    assert lines[-2] == ("C[((((int)blockIdx.x) * 128) + ((int)threadIdx.x))] = "
+                         "((A_shared[((int)threadIdx.x)] + A_shared[(((int)threadIdx.x) + 1)]) "
+                         "+ A_shared[(((int)threadIdx.x) + 2)]);")
+
+
+def test_course_shared_matmul_fetches_float4_between_barriers():
+    import gpu_course_schedules as course
+    text = cuda_source(course.lowered(course.matmul_shared()))
+    assert "__launch_bounds__(64)" in text and "float C_local[64];" in text
+    assert "__shared__ __align__(16) float A_shared[512];" in text
+    assert ("*(float4*)(A_shared + ((ax0_ax1_fused_0 * 256) + (((int)threadIdx.x) * 4))) = "
+            "*(float4*)(A + (((((((int)blockIdx.y) * 65536) + (ax0_ax1_fused_0 * 32768)) + "
+            "((((int)threadIdx.x) >> 1) * 1024)) + (k_0 * 8)) + "
+            "((((int)threadIdx.x) & 1) * 4)));") in text
+    assert text.count("__syncthreads();") == 2
+
+
+@pytest.mark.parametrize("schedule,grid,block", [("vector_add", (1, 1, 1), (128, 1, 1)),
+                                                 ("window_sum", (1, 1, 1), (128, 1, 1)),
+                                                 ("matmul_local", (2, 2, 1), (8, 8, 1)),
+                                                 ("matmul_shared", (2, 2, 1), (64, 1, 1))])
+def test_printed_course_kernels_compute_their_programs(schedule, grid, block, tmp_path):
+    import gpu_course_schedules as course
+    rng = np.random.default_rng(0)
+    if schedule.startswith("matmul"):
+        a, b = rng.random((128, 128), "float32"), rng.random((128, 128), "float32")
+        arrays, expected = (a, b, np.zeros((128, 128), "float32")), a @ b
+        mod = getattr(course, schedule)(128)
+    elif schedule == "window_sum":
+        a = rng.random(131, "float32")
+        arrays, expected = (a, np.zeros(128, "float32")), a[:128] + a[1:129] + a[2:130]
+        mod = course.window_sum(128)
+    else:
+        a, b = rng.random(128, "float32"), rng.random(128, "float32")
+        arrays, expected = (a, b, np.zeros(128, "float32")), a + b
+        mod = course.vector_add(128)
+    run_as_cpp(cuda_source(course.lowered(mod)), tmp_path, grid, block, *arrays)
+    np.testing.assert_allclose(arrays[-1], expected, rtol=1e-5)

@@ -168,3 +168,23 @@ def test_aligned_vector_fetch_is_one_v4_load_and_store():
     assert re.search(r"st\.shared\.v4\.(b|f)32", aligned)
     shifted = ptx_source(_fetch_kernel(1), "cuda")
     assert not re.search(r"ld\.global(\.nc)?\.v4", shifted)
+
+
+# -- course chapter 7's schedules, lowered by lower_gpu --------------------------------
+def test_course_shared_matmul_ptx():
+    import gpu_course_schedules as course
+    ptx = ptx_source(course.lowered(course.matmul_shared()), "cuda")
+    assert ".maxntid 64, 1, 1" in ptx
+    assert re.search(r"ld\.global(\.nc)?\.v4\.(b|f)32", ptx)
+    assert re.search(r"st\.shared\.v4\.(b|f)32", ptx)
+    assert ptx.count("bar.sync") == 2
+    assert "ld.local" not in ptx and "st.local" not in ptx   # C_local[64] is in registers
+
+
+def test_course_local_matmul_ptx_keeps_its_tile_in_registers():
+    import gpu_course_schedules as course
+    ptx = ptx_source(course.lowered(course.matmul_local()), "nvidia/nvidia-a100")
+    assert ".target sm_80" in ptx and ".maxntid 8, 8, 1" in ptx
+    assert "%tid.y" in ptx and "%ctaid.y" in ptx
+    assert "ld.local" not in ptx and "bar.sync" not in ptx
+    assert len(re.findall(r"\bfma\.rn\.f32", ptx)) >= 64
