@@ -6,6 +6,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 import gpu_figures
+from gpu_cpu_analogue import CLOSING, CPU_ANALOGUE
 from gpu_exercises import EXERCISE_CELLS
 
 MD, CODE = new_markdown_cell, new_code_cell
@@ -23,13 +24,15 @@ def figure_cell(text, name, fig):
 
 INTRO = [
     MD("# 7. GPU and hardware acceleration\n\n"
-       "> **This chapter cannot run its GPU programs yet.** mlcbench compiles for the CPU "
-       "only until its simulated GPU lands: `tvm.build(..., target=\"cuda\")` is refused, "
-       "and so is a CPU build of a program whose loops are bound to GPU threads. "
-       "Everything GPU-specific below is therefore *scheduled and printed* (the "
-       "TVMScript is exactly what a GPU backend would receive), and the runnable part of "
-       "the chapter applies the same blocking ideas to the CPU, checked and timed "
-       "against numpy.\n\n"
+       "> **The GPU in this chapter is simulated.** mlcbench has no driver for real GPUs "
+       "yet, so `tvm.cuda(0)` is a simulated GPU: `tvm.build(..., target=\"cuda\")` "
+       "compiles every kernel to CPU code that runs its blocks and threads with a GPU's "
+       "semantics (shared memory per block, barriers, registers per thread), so the "
+       "results are exact, and it counts what a GPU would do with its memory (global "
+       "memory transactions, shared-memory bank conflicts, occupancy). The times it "
+       "reports are *modeled* from those counts and the figures of the target GPU "
+       "(`Target(\"cuda\")` describes a GeForce RTX 2080 Ti), not measured; the end of "
+       "the chapter says how far to trust them.\n\n"
        "Until now every program we scheduled ran on the cores of a CPU: a handful of "
        "fast, independent processors with large caches. A GPU is built the other way "
        "round: thousands of simple arithmetic units, grouped so that they can share "
@@ -39,7 +42,9 @@ INTRO = [
        "changes is the *target* of the mapping. We will use CUDA's vocabulary; other "
        "GPU programming models (OpenCL, Vulkan, Metal) have the same concepts under "
        "other names."),
-    CODE("import numpy as np\nimport mlcbench as tvm\n"
+    CODE("import os\n"
+         "os.environ.setdefault(\"MLCBENCH_GPU\", \"sim\")  # the simulated GPU, said above\n\n"
+         "import numpy as np\nimport mlcbench as tvm\n"
          "from mlcbench.script import tir as T, ir as I\n"
          "from mlcbench.runtime import timing"),
 ]
@@ -114,16 +119,21 @@ sch.mod.show()'''),
 sch.bind(i1, "threadIdx.x")
 sch.mod.show()'''),
     MD("This is a complete GPU program: a grid of 8 blocks of 128 threads, each thread "
-       "computing one element. A GPU backend would emit a kernel whose body is the block "
-       "`C` with `vi = blockIdx.x * 128 + threadIdx.x`, and a host function that "
-       "launches it. Here the build stops, and says why:"),
-    CODE('''from mlcbench.ir.errors import MLCBenchError
+       "computing one element. `tvm.build` with the target `\"cuda\"` splits it into a "
+       "**kernel** (the code one thread runs) and a host function that launches it. "
+       "The arrays live on the device `tvm.cuda(0)`: `tvm.nd.array(x, dev)` copies a "
+       "numpy array there, `.numpy()` copies it back."),
+    CODE('''rt_mod = tvm.build(sch.mod, target="cuda")
 
-for target in ["cuda", "llvm"]:
-    try:
-        tvm.build(sch.mod, target=target)
-    except MLCBenchError as err:
-        print(f"{target}: {err}")'''),
+A_np = np.random.uniform(size=(1024,)).astype("float32")
+B_np = np.random.uniform(size=(1024,)).astype("float32")
+A_nd = tvm.nd.array(A_np, tvm.cuda(0))
+B_nd = tvm.nd.array(B_np, tvm.cuda(0))
+C_nd = tvm.nd.array(np.zeros((1024,), dtype="float32"), tvm.cuda(0))
+
+rt_mod["main"](A_nd, B_nd, C_nd)
+np.testing.assert_allclose(C_nd.numpy(), A_np + B_np)
+print(C_nd.numpy()[:4], "= A + B, checked against numpy")'''),
     MD("The CPU counterpart of the same split is worth seeing now, because we will "
        "come back to it. A CPU has a few cores instead of many SMs and, inside each "
        "core, vector units that process 8 or 16 floats per instruction instead of "
@@ -137,12 +147,10 @@ cpu.parallel(i0)
 cpu.vectorize(lanes)
 cpu.mod.show()
 
-rng = np.random.default_rng(0)
-a_np, b_np = rng.random(1024, dtype="float32"), rng.random(1024, dtype="float32")
-c_nd = tvm.nd.empty((1024,), "float32")
-tvm.build(cpu.mod, target="llvm")["main"](tvm.nd.array(a_np), tvm.nd.array(b_np), c_nd)
-np.testing.assert_allclose(c_nd.numpy(), a_np + b_np)
-print("the CPU version matches numpy")'''),
+c_cpu = tvm.nd.empty((1024,), "float32")
+tvm.build(cpu.mod, target="llvm")["main"](tvm.nd.array(A_np), tvm.nd.array(B_np), c_cpu)
+np.testing.assert_allclose(c_cpu.numpy(), A_np + B_np)
+print("the CPU version matches numpy too")'''),
 ]
 
 WINDOW_SUM = [
@@ -169,7 +177,9 @@ block_C = sch.get_block("C")
 i0, i1 = sch.split(i, [None, nthread])
 sch.bind(i0, "blockIdx.x")
 sch.bind(i1, "threadIdx.x")
-sch.mod.show()'''),
+sch.mod.show()
+
+rt_direct = tvm.build(sch.mod, target="cuda")   # kept to compare with the shared version'''),
     MD("Bound like this, each thread loads three values from global memory, and each "
        "value is loaded three times in total. The block's 128 threads need only 130 "
        "distinct inputs between them, so the block can copy those 130 values into "
@@ -201,13 +211,57 @@ sch.mod.show()'''),
 ax0, ax1 = sch.split(ax, [None, nthread])
 sch.bind(ax1, "threadIdx.x")
 sch.mod.show()'''),
-    MD("Two things a GPU backend adds to this program are not visible in the schedule. "
-       "First, a **barrier** (`__syncthreads()` in CUDA) between the copy and the "
-       "computation: thread 5 reads values that threads 6 and 7 copied, and it must "
-       "not read them before they are there. Second, the allocation: `A_shared` is "
-       "declared with the full shape `(1027,)`, but lowering shrinks every buffer to the "
-       "region used where it lives, so each block gets 130 floats of shared memory. "
-       "Both belong to the GPU lowering passes, which arrive with the simulated GPU."),
+    MD("### The CUDA source\n\n"
+       "Building for `\"cuda\"` lowers the program into a kernel, and "
+       "`rt_mod.imported_modules[0].get_source()` prints that kernel as CUDA C, the "
+       "language NVIDIA's compiler reads. Read it against the schedule above:\n\n"
+       "* the thread-bound loops are gone: each thread *is* one iteration, and reads "
+       "its indices from `blockIdx.x` and `threadIdx.x`; `__launch_bounds__(128)` "
+       "says how many threads a block has;\n"
+       "* `__shared__ float A_shared[...]` is one array per block;\n"
+       "* the copy loop is the cooperative fetch, its `if` the `T.where` guard;\n"
+       "* `__syncthreads()` is a **barrier** that lowering inserted: thread 5 reads "
+       "values that threads 6 and 7 copied, so no thread may start reading before "
+       "every thread of the block has finished copying."),
+    CODE('''rt_mod = tvm.build(sch.mod, target="cuda")
+print(rt_mod.imported_modules[0].get_source())'''),
+    MD("The same kernel can be printed in OpenCL's spelling (`get_group_id(0)`, "
+       "`__local`, `barrier(CLK_LOCAL_MEM_FENCE)`), which the course shows next; and "
+       "`get_source(\"ptx\")` gives PTX, the assembly language a CUDA driver loads, "
+       "produced by LLVM: the shared loads and the barrier are there as `ld.shared` "
+       "and `bar.sync`."),
+    CODE('''from mlcbench.codegen.cuda import opencl_source
+
+print(opencl_source(tvm.tir.transform.lower_gpu(sch.mod, "cuda")))
+ptx = rt_mod.imported_modules[0].get_source("ptx")
+print("\\n".join(line for line in ptx.splitlines()
+                if any(word in line for word in (".target", ".entry", "ld.shared", "bar.sync"))))'''),
+    MD("The kernel runs and computes the window sum. `rt_mod.profile` runs it once more "
+       "and reports what the GPU would have done; we compare it with the version "
+       "without shared memory, built before `cache_read`."),
+    CODE('''dev = tvm.cuda(0)
+A_np = np.random.uniform(size=(1027,)).astype("float32")
+A_nd = tvm.nd.array(A_np, dev)
+B_nd = tvm.nd.array(np.zeros((1024,), dtype="float32"), dev)
+rt_mod["main"](A_nd, B_nd)
+np.testing.assert_allclose(B_nd.numpy(), A_np[:-3] + A_np[1:-2] + A_np[2:-1], rtol=1e-6)
+
+for name, module in [("global memory only", rt_direct), ("shared memory", rt_mod)]:
+    kernel = module.profile("main", A_nd, B_nd)["main_kernel0"]
+    print(f"{name:>18}: {kernel.global_loads:3.0f} warp loads from global memory; "
+          f"{kernel.global_transactions:3.0f} transactions, loads and stores")
+print()
+print(rt_mod.profile("main", A_nd, B_nd))'''),
+    MD("A **warp load** is one load instruction executed by the 32 threads of a warp; "
+       "the memory system serves it with as many 32-byte **transactions** (sectors) as "
+       "the addresses span. Here neighbouring threads read neighbouring floats, so a "
+       "warp load of 32 floats (128 bytes) needs 4 transactions when it starts on a "
+       "sector boundary and 5 when it does not (`A[vi + 1]`): the loads are "
+       "*coalesced*. Without shared memory every thread issues three loads, 96 warp "
+       "loads in all; with it, the 8 blocks fetch their 130 values in 40, and the "
+       "reads of the window move to shared memory, which is much faster. The table "
+       "lists every buffer the kernel touches: *ideal* is the number of transactions "
+       "(or shared-memory passes) the access would need without waste."),
 ]
 
 MATMUL_LOCAL = [
@@ -216,7 +270,8 @@ MATMUL_LOCAL = [
        "1024 x 1024 x 1024 matmul, as in the course. Computed naively, with one thread per "
        "output element, each multiply-add loads one value of `A` and one of `B` from "
        "global memory: two loads per multiply-add, and the arithmetic units wait for "
-       "memory almost all the time."),
+       "memory almost all the time. We build that naive version first, as the baseline: "
+       "blocks of 8 x 8 threads, each thread one element of `C`."),
     CODE('''@I.ir_module
 class MyModuleMatmul:
     @T.prim_func
@@ -228,8 +283,37 @@ class MyModuleMatmul:
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
                 with T.init():
                     C[vi, vj] = T.float32(0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]'''),
-    MD("**Local blocking** gives each thread a small tile of `C`, say 8 x 8, kept in "
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+def naive(sch):
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 8])
+    sch.reorder(i0, j0, i1, j1, k)
+    sch.bind(i0, "blockIdx.y")
+    sch.bind(j0, "blockIdx.x")
+    sch.bind(i1, "threadIdx.y")
+    sch.bind(j1, "threadIdx.x")
+    return sch
+
+
+dev = tvm.cuda(0)
+A_np = np.random.uniform(size=(1024, 1024)).astype("float32")
+B_np = np.random.uniform(size=(1024, 1024)).astype("float32")
+A_nd = tvm.nd.array(A_np, dev)
+B_nd = tvm.nd.array(B_np, dev)
+C_nd = tvm.nd.array(np.zeros((1024, 1024), dtype="float32"), dev)
+num_flop = 2 * 1024 * 1024 * 1024
+
+rt_naive = tvm.build(naive(tvm.tir.Schedule(MyModuleMatmul)).mod, target="cuda")
+seconds = {"naive": rt_naive.time_evaluator("main", dev, number=10)(A_nd, B_nd, C_nd).mean}
+np.testing.assert_allclose(C_nd.numpy(), A_np @ B_np, rtol=1e-4)
+print("naive: %f GFLOPS (modeled)" % (num_flop / seconds["naive"] / 1e9))'''),
+    MD("`time_evaluator` works as in TVM, and on this GPU it reports the modeled time "
+       "of one call (the kernel still runs, so `C_nd` holds the product, checked "
+       "above).\n\n"
+       "**Local blocking** gives each thread a small tile of `C`, say 8 x 8, kept in "
        "registers. For every step of `k` the thread loads a column of 8 values of `A` "
        "and a row of 8 values of `B`, and does 8 x 8 = 64 multiply-adds with them: each "
        "loaded value is used 8 times. The schedule below builds this mapping:\n\n"
@@ -267,7 +351,13 @@ sch.mod.show()'''),
        "tile of `C`; `i_1` and `j_1` pick a thread's 8 x 8 tile inside it; the thread "
        "zeroes its `C_local` tile (`C_init`), walks `k` accumulating into it "
        "(`C_update`), and copies it to `C` (`C_local`). The global loads per "
-       "multiply-add drop from 2 to (8 + 8) / 64 = 0.25."),
+       "multiply-add drop from 2 to (8 + 8) / 64 = 0.25. The course's next cell builds "
+       "and times it:"),
+    CODE('''rt_mod = tvm.build(sch.mod, target="cuda")
+evaluator = rt_mod.time_evaluator("main", dev, number=10)
+seconds["local blocking"] = evaluator(A_nd, B_nd, C_nd).mean
+np.testing.assert_allclose(C_nd.numpy(), A_np @ B_np, rtol=1e-4)
+print("GEMM-Blocking: %f GFLOPS (modeled)" % (num_flop / seconds["local blocking"] / 1e9))'''),
 ]
 
 MATMUL_SHARED = [
@@ -328,12 +418,49 @@ sch.mod.show()'''),
     MD("In the printed program, the blocks `A_shared` and `B_shared` sit at the top of "
        "the `k_0` loop, their index expressions depend on the block indices `i_0`, "
        "`j_0` and on `k_0`, and their copy loops are bound to the same `threadIdx.x` as "
-       "the computation. As with the window sum, a GPU backend would add barriers "
-       "around the copies (the next step's copy must not overwrite values a slow thread "
-       "is still reading) and allocate 64 x 8 and 8 x 64 floats of shared memory per "
-       "block.\n\n"
-       "How much global traffic did each step save? Counting loads per multiply-add for "
-       "the three mappings:"),
+       "the computation. In the CUDA source, each copy is one `float4` load and store "
+       "per thread and round (the `vectorize`d loop), and lowering put two barriers in "
+       "each step of `k_0`: one after the copies, so that no thread reads a piece "
+       "before it is complete, and one at the end, so that the next step's copy does "
+       "not overwrite values a slower thread is still reading."),
+    CODE('''rt_mod = tvm.build(sch.mod, target="cuda")
+source = rt_mod.imported_modules[0].get_source()
+print("\\n".join(line for line in source.splitlines()
+                if "float4" in line or "__syncthreads" in line or "__shared__" in line))
+
+evaluator = rt_mod.time_evaluator("main", dev, number=10)
+seconds["shared blocking"] = evaluator(A_nd, B_nd, C_nd).mean
+np.testing.assert_allclose(C_nd.numpy(), A_np @ B_np, rtol=1e-4)
+print("GEMM-Blocking: %f GFLOPS (modeled)" % (num_flop / seconds["shared blocking"] / 1e9))'''),
+    MD("### What the counters say\n\n"
+       "`profile` shows where the modeled time goes. Each line is one buffer and one "
+       "kind of access; *per request* is the number of transactions (global memory) or "
+       "wavefronts (shared memory) one warp-wide access costs, *ideal* what it would "
+       "cost without waste."),
+    CODE('''print(rt_mod.profile("main", A_nd, B_nd, C_nd))'''),
+    MD("Three things to read in it:\n\n"
+       "* **The global loads are coalesced.** A warp's `float4` loads of `A` and `B` "
+       "cover whole 32-byte sectors, so the transactions equal the ideal: no byte is "
+       "fetched that is not used. The stores of `C` are not: the 32 threads of a warp "
+       "write 32 different rows or 32-byte pieces, 8 times the ideal; but each thread "
+       "writes its tile only once, so they cost little.\n"
+       "* **The shared reads have bank conflicts.** Shared memory is split into 32 "
+       "banks of 4-byte words; a warp's access takes one pass (a *wavefront*) per "
+       "distinct word that falls into the same bank. In `A_shared[tx // 8 * 64 + ...]` "
+       "the 32 threads of a warp read 4 different words 64 floats apart, all in the same "
+       "bank: 4 wavefronts instead of 1. `B_shared` reads 8 words 8 floats apart: 2 "
+       "wavefronts. Padding the shared arrays (`storage_align`) or another thread "
+       "layout would remove them.\n"
+       "* **The bound.** The line `memory-bound` or `compute-bound` says which of the "
+       "three times (global memory, shared memory, arithmetic) dominates; occupancy "
+       "says how many blocks an SM holds at once, limited here by the registers each "
+       "thread's 64 accumulators need."),
+]
+
+MODELED = [
+    MD("## The three matmuls side by side\n\n"
+       "How much global traffic did each step save? Counting loads per multiply-add "
+       "for the three mappings, and comparing with the modeled times:"),
     CODE('''def global_loads_per_madd(thread_tile, block_tile, shared):
     """Values loaded from global memory per multiply-add, for one step of k."""
     if shared:                      # the block loads its A and B pieces once
@@ -341,146 +468,31 @@ sch.mod.show()'''),
     return (thread_tile + thread_tile) / (thread_tile * thread_tile)
 
 
-for name, args in [("one element per thread", (1, 64, False)),
-                   ("local 8 x 8 tiles", (8, 64, False)),
-                   ("shared 64 x 64 block tiles", (8, 64, True))]:
-    print(f"{name:>28}: {global_loads_per_madd(*args):.4f} global loads per multiply-add")'''),
-    MD("From 2 to 1/32: a factor of 64 less global memory traffic, at the price of "
-       "registers (64 accumulators per thread) and shared memory (4 KB per block). "
-       "Those prices limit how many blocks fit on one SM at the same time, which is why "
-       "the tile sizes are parameters: the best ones depend on the GPU, and chapter 5's "
-       "tuning is how they are found in practice."),
+tiles = {"naive": (1, 64, False), "local blocking": (8, 64, False),
+         "shared blocking": (8, 64, True)}
+for name, args in tiles.items():
+    print(f"{name:>16}: {global_loads_per_madd(*args):.4f} global loads per multiply-add, "
+          f"{num_flop / seconds[name] / 1e9:8.1f} GFLOPS modeled")'''),
+    MD("From 2 loads to 1/32: a factor of 64 less global memory traffic, at the price "
+       "of registers (64 accumulators per thread) and shared memory (4 KB per block). "
+       "The modeled times order the three versions as measurements on real GPUs do: "
+       "naive < local blocking < shared blocking.\n\n"
+       "**How far to trust the modeled times.** The model is a roofline: a kernel "
+       "takes the longest of its global-memory time (transactions x 32 bytes over the "
+       "GPU's bandwidth), its shared-memory time (one wavefront per SM and cycle) and "
+       "its arithmetic time (FLOPs over the peak rate), stretched when the blocks "
+       "leave SMs idle or too few warps are resident to hide memory latency, plus a "
+       "launch. It knows the counts exactly, but it has no L1/L2 cache (the naive "
+       "version's repeated reads of `A` and `B` mostly hit the cache on a real GPU, "
+       "so it looks worse here than it is), no limits on issuing instructions, no "
+       "latency of dependent loads, and it estimates the registers. Use it to compare "
+       "schedules of one program and to see *why* one is faster; do not read its "
+       "GFLOPS as a promise for a real card, where the tile sizes that win are the "
+       "ones that tuning (chapter 5) finds by measuring."),
 ]
 
-CPU_ANALOGUE = [
-    MD("## The same blocking on the CPU\n\n"
-       "None of the GPU programs above can run here yet, but the ideas carry over to "
-       "the CPU almost one for one:\n\n"
-       "| GPU | CPU |\n|---|---|\n"
-       "| blocks of the grid (`blockIdx`), one per SM | tiles spread over the cores "
-       "(`parallel`) |\n"
-       "| threads of a warp (`threadIdx`), 32 in lock step | lanes of a vector register "
-       "(`vectorize`), 8 or 16 floats |\n"
-       "| per-thread tile in registers (`cache_write(..., \"local\")`) | the same: a "
-       "`local` tile that LLVM keeps in vector registers |\n"
-       "| shared memory, filled by explicit copies | the L1/L2 caches, filled by the "
-       "hardware; an explicit copy there is *packing*: `cache_read` into a `\"global\"` "
-       "buffer laid out so that a tile's values are adjacent |\n\n"
-       "We apply the CPU version of local blocking to a 512 x 512 x 512 matmul: each "
-       "parallel task owns a 4 x 16 tile of `C` in a `local` accumulator, walks the "
-       "whole `k` loop with it (16 floats are one or two vector registers per row), and "
-       "writes it back once."),
-    CODE('''@I.ir_module
-class Matmul512:
-    @T.prim_func
-    def main(A: T.Buffer((512, 512), "float32"), B: T.Buffer((512, 512), "float32"),
-             C: T.Buffer((512, 512), "float32")):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i, j, k in T.grid(512, 512, 512):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = T.float32(0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-
-
-def tile_with_local(sch, tile_y, tile_x):
-    """The register tile: tiles of C accumulated in a local buffer over all of k."""
-    block_C = sch.get_block("C")
-    C_local = sch.cache_write(block_C, 0, "local")
-    i, j, k = sch.get_loops(block_C)
-    i0, i1 = sch.split(i, [None, tile_y])
-    j0, j1 = sch.split(j, [None, tile_x])
-    sch.reorder(i0, j0, k, i1, j1)
-    sch.reverse_compute_at(C_local, j0)
-    return sch
-
-
-def cpu_blocking(sch, tile_y, tile_x):
-    """The register tile, with the tiles over the cores and the columns in vectors."""
-    sch = tile_with_local(sch, tile_y, tile_x)
-    i0, j0, k, i1, j1 = sch.get_loops("C")
-    sch.parallel(sch.fuse(i0, j0))
-    sch.unroll(i1)
-    sch.vectorize(j1)
-    init = sch.decompose_reduction(sch.get_block("C"), k)
-    sch.vectorize(sch.get_loops(init)[-1])
-    sch.vectorize(sch.get_loops("C_local")[-1])
-    return sch
-
-
-sch_cpu = cpu_blocking(tvm.tir.Schedule(Matmul512), 4, 16)
-sch_cpu.mod.show()'''),
-    MD("The outer loop `i_0_j_0_fused` is the CPU's grid: 128 x 32 = 4096 tiles "
-       "handed out to the cores. Inside, the structure is that of one GPU thread: zero the tile, "
-       "accumulate over `k`, write back. We build three versions, check each against "
-       "numpy, and time them.\n\n"
-       "The timings use `mlcbench.runtime.timing`: the programs take turns for several "
-       "rounds, each after a short pause; each keeps its best round; a program whose two "
-       "best rounds differ by more than 20% is flagged *unsteady* (the machine was "
-       "busy); every ratio reads \"x faster than numpy\" or \"x slower than numpy\"."),
-    CODE('''rng = np.random.default_rng(0)
-a_np = rng.random((512, 512), dtype="float32")
-b_np = rng.random((512, 512), dtype="float32")
-a_nd, b_nd = tvm.nd.array(a_np), tvm.nd.array(b_np)
-c_nd = tvm.nd.empty((512, 512), "float32")
-
-programs = {
-    "naive loops": tvm.build(Matmul512, target="llvm"),
-    "local 4 x 16 tiles": tvm.build(tile_with_local(tvm.tir.Schedule(Matmul512), 4, 16).mod,
-                                   target="llvm"),
-    "+ parallel + vectorize": tvm.build(sch_cpu.mod, target="llvm"),
-}
-for name, lib in programs.items():
-    lib["main"](a_nd, b_nd, c_nd)
-    np.testing.assert_allclose(c_nd.numpy(), a_np @ b_np, rtol=1e-4)
-print("all three match numpy")
-
-contenders = {name: timing.kernel(lib, "main", a_nd, b_nd, c_nd) for name, lib in programs.items()}
-contenders["numpy"] = timing.call(lambda: a_np @ b_np)
-result = timing.compare(contenders, rounds=3)
-for name in programs:
-    print(result.describe(name, "numpy"))'''),
-    MD("Read the figures before the explanation; they vary with the machine and with "
-       "what else it is doing. The naive loop nest is far behind: its inner loop walks "
-       "`k`, so it reads `B` down a column, one cache line per value, one scalar "
-       "multiply-add at a time. The local tile alone changes the picture: "
-       "the inner loops are now a fixed 4 x 16 block that LLVM turns into vector "
-       "multiply-adds by itself, every loaded value of `B` is used 4 times and every "
-       "value of `A` 16 times: the register blocking of the GPU threads, on one core. "
-       "Spreading the tiles over the cores divides the time by at most the number of "
-       "cores that are free (on a shared 2-core machine, often fewer), and explicit "
-       "`vectorize` and `unroll` make the vector form certain instead of left to "
-       "LLVM. numpy calls an optimized BLAS, which also packs its inputs for the "
-       "cache; a figure marked unsteady was disturbed by other work, so rerun the cell "
-       "before drawing conclusions from it.\n\n"
-       "## Discussion\n\n"
-       "Everything in this chapter was a *mapping* problem: the computation never "
-       "changed, only which loop runs where. The GPU gave the loops three new "
-       "destinations, grid blocks, threads and vector lanes, and the memory gave the "
-       "data three, global, shared and local; the schedule primitives express both "
-       "mappings, and the printed TVMScript records them exactly. What a real GPU "
-       "backend adds (barriers, shared-memory allocation, the kernel launch, the "
-       "CUDA or PTX text) is mechanical once the mapping is fixed. What is not "
-       "mechanical is choosing the tiles: too small and the memory starves the "
-       "arithmetic, too large and the registers or shared memory run out. That search "
-       "is what the automatic optimization of chapter 5 does, on GPUs as on CPUs.\n\n"
-       "## Summary\n\n"
-       "* A GPU runs a grid of thread blocks; a block runs on one streaming "
-       "multiprocessor, and its threads can share memory and synchronize.\n"
-       "* `bind(loop, \"blockIdx.x\" / \"threadIdx.x\")` maps loops onto the thread "
-       "hierarchy; the program prints them as `T.thread_binding`.\n"
-       "* `cache_read(..., \"shared\")` + `compute_at` under the thread loops stages what "
-       "a whole block needs; splitting the copy by the thread count and binding it "
-       "makes the fetch cooperative.\n"
-       "* `cache_write(..., \"local\")` gives each thread a register tile: local "
-       "blocking; shared-memory tiling adds reuse across the threads of a block.\n"
-       "* On the CPU the same blocking is a `local` tile, `parallel` over the tiles and "
-       "`vectorize` over the lanes."),
-]
-
-cells = (INTRO + MODEL + VECTOR_ADD + WINDOW_SUM + MATMUL_LOCAL + MATMUL_SHARED
-         + CPU_ANALOGUE + EXERCISE_CELLS)
+cells = (INTRO + MODEL + VECTOR_ADD + WINDOW_SUM + MATMUL_LOCAL + MATMUL_SHARED + MODELED
+         + CPU_ANALOGUE + CLOSING + EXERCISE_CELLS)
 
 nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3",
                                                         "display_name": "Python 3",
