@@ -1,0 +1,101 @@
+"""Course chapter 7 end to end on the simulated GPU: the course's schedules, built with
+``mlcbench.build(..., target="cuda")`` and run on ``mlcbench.cuda(0)``, agree with numpy."""
+import numpy as np
+import pytest
+
+import mlcbench as tvm
+from mlcbench.script import tir as T
+
+
+@tvm.script.ir_module
+class MyModuleWindowSum:
+    @T.prim_func
+    def main(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "float32")) -> None:
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i in T.grid(1024):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = A[vi] + A[vi + 1] + A[vi + 2]
+
+
+@tvm.script.ir_module
+class MyModuleMatmul:
+    @T.prim_func
+    def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+             C: T.Buffer((128, 128), "float32")) -> None:
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i, j, k in T.grid(128, 128, 128):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = 0.0
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+def window_sum_with_shared():
+    sch = tvm.tir.Schedule(MyModuleWindowSum)
+    block_C = sch.get_block("C")
+    i, = sch.get_loops(block=block_C)
+    i0, i1 = sch.split(i, [None, 128])
+    sch.bind(i0, "blockIdx.x")
+    sch.bind(i1, "threadIdx.x")
+    A_shared = sch.cache_read(block_C, read_buffer_index=0, storage_scope="shared")
+    sch.compute_at(A_shared, i1)
+    ax0, ax1 = sch.split(sch.get_loops(A_shared)[-1], [None, 128])
+    sch.bind(ax1, "threadIdx.x")
+    return sch
+
+
+def blocking(sch, shared: bool):
+    block_C = sch.get_block("C")
+    C_local = sch.cache_write(block_C, 0, "local")
+    i, j, k = sch.get_loops(block=block_C)
+    i0, i1, i2 = sch.split(loop=i, factors=[None, 8, 8])
+    j0, j1, j2 = sch.split(loop=j, factors=[None, 8, 8])
+    k0, k1 = sch.split(loop=k, factors=[None, 8 if shared else 4])
+    if not shared:
+        sch.unroll(k1)
+    sch.reorder(i0, j0, i1, j1, k0, k1, i2, j2)
+    sch.reverse_compute_at(C_local, j1)
+    sch.bind(i0, "blockIdx.y")
+    sch.bind(j0, "blockIdx.x")
+    if not shared:
+        sch.bind(i1, "threadIdx.y")
+        sch.bind(j1, "threadIdx.x")
+    else:
+        sch.bind(sch.fuse(i1, j1), "threadIdx.x")
+        for index in (0, 1):      # the course's cache_read_and_coop_fetch
+            read_cache = sch.cache_read(block_C, index, "shared")
+            sch.compute_at(read_cache, k0)
+            inner = sch.fuse(*sch.get_loops(read_cache)[-2:])
+            _, tx, vec = sch.split(inner, [None, 64, 4])
+            sch.vectorize(vec)
+            sch.bind(tx, "threadIdx.x")
+    sch.decompose_reduction(block_C, k0)
+    return sch
+
+
+def test_window_sum_with_shared_memory():
+    rt_mod = tvm.build(window_sum_with_shared().mod, target="cuda")
+    dev = tvm.cuda(0)
+    a_np = np.random.uniform(size=(1027,)).astype("float32")
+    b = tvm.nd.array(np.zeros((1024,), "float32"), dev)
+    rt_mod["main"](tvm.nd.array(a_np, dev), b)
+    np.testing.assert_allclose(b.numpy(), a_np[:-3] + a_np[1:-2] + a_np[2:-1], rtol=1e-6)
+    assert "__syncthreads()" in rt_mod.imported_modules[0].get_source()
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["local", "shared"])
+def test_matmul_blocking(shared):
+    rt_mod = tvm.build(blocking(tvm.tir.Schedule(MyModuleMatmul), shared).mod,
+                       target="nvidia/geforce-rtx-2080-ti")
+    dev = tvm.cuda(0)
+    a_np, b_np = (np.random.uniform(size=(128, 128)).astype("float32") for _ in range(2))
+    args = [tvm.nd.array(a_np, dev), tvm.nd.array(b_np, dev),
+            tvm.nd.array(np.zeros((128, 128), "float32"), dev)]
+    rt_mod["main"](*args)
+    np.testing.assert_allclose(args[2].numpy(), a_np @ b_np, rtol=1e-4)
+    evaluator = rt_mod.time_evaluator("main", dev, number=10)
+    profile = rt_mod.profile("main", *args)
+    assert evaluator(*args).mean == pytest.approx(profile.seconds)
+    assert (profile["main_kernel0"].shared_wavefronts > 0) == shared
