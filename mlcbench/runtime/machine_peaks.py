@@ -166,8 +166,9 @@ _PEAKS: dict[str, MachinePeaks] = {}
 
 def machine_peaks(cache_path=None, refresh: bool = False,
                   kernel_gflops: float | None = None, measure=None) -> MachinePeaks:
-    """This machine's peaks: from memory or the cache file, measured (about a second)
-    when there is no trusted figure (:func:`why_measure_again`) or with ``refresh``.
+    """This machine's peaks: from memory or the cache file, measured (a few seconds)
+    when the file has no trusted figure (:func:`why_measure_again`) or with
+    ``refresh``; once in memory, only a faster kernel or ``refresh`` measures again.
 
     ``kernel_gflops``: a rate a kernel just reached; a cached peak below it is measured
     again. ``measure`` replaces the measurement (a function returning MachinePeaks).
@@ -176,6 +177,8 @@ def machine_peaks(cache_path=None, refresh: bool = False,
     key = machine_key()
     path = pathlib.Path(cache_path) if cache_path is not None else default_cache_path()
     stored = _PEAKS.get(key)
+    if stored is not None and not refresh and (kernel_gflops or 0.0) <= stored.gflops:
+        return stored         # checked when it was read or measured by this process
     if stored is None:
         entry = _read_cache(path).get(key)
         stored = MachinePeaks.from_json(entry) if isinstance(entry, dict) else None
