@@ -63,8 +63,8 @@ import numpy as np
 
 from ...ir.transform import prim_func_pass
 from ..buffer import Buffer, BufferRegion
-from ..expr import (Add, BufferLoad, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range, Sub,
-                    Var, const)
+from ..expr import (Add, And, BufferLoad, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Range,
+                    Sub, Var, binary, const)
 from ..functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
 from ..stmt import Block, BlockRealize, BufferStore, For
 from ._common import _analyzer, const_int
@@ -80,6 +80,7 @@ class _AccessCollector(StmtExprVisitor):
         self.accesses: dict = {}             # Buffer -> [(path tuple, indices)]
         self.pinned: set = set()             # buffers that must stay where they are
         self.data_vars: dict = {}            # data Var -> Buffer
+        self.predicates: list = []           # enclosing blocks' non-trivial T.where
 
     def visit_BlockRealize(self, realize):
         self.visit(realize.iter_values)
@@ -91,9 +92,12 @@ class _AccessCollector(StmtExprVisitor):
             self.data_vars[buffer.data] = buffer
         for match in block.match_buffers:
             self.pinned.add(match.source.buffer)
+        guarded = not (isinstance(realize.predicate, IntImm) and realize.predicate.value)
+        self.predicates += [realize.predicate] if guarded else []
         self.path.append(block)
         self.visit(block.body)
         self.path.pop()
+        del self.predicates[len(self.predicates) - guarded:]
 
     def visit_For(self, loop):
         self.visit(loop.min)
@@ -104,7 +108,7 @@ class _AccessCollector(StmtExprVisitor):
 
     def _record(self, buffer, indices):
         if buffer in self.accesses:
-            self.accesses[buffer].append((tuple(self.path), indices))
+            self.accesses[buffer].append((tuple(self.path), indices, tuple(self.predicates)))
         self.visit(indices)
 
     def visit_BufferLoad(self, load):
@@ -131,21 +135,30 @@ def _lowest_common_ancestor(paths) -> tuple:
     return tuple(common)
 
 
-def _compact_region(buffer, accesses, depth: int, analyzer, relaxed=lambda loop: False):
+def _compact_region(buffer, accesses, depth: int, analyzer, relaxed=None):
     """``[(lo, extent)]`` per dimension: the interval the loops below ``depth`` (and the
     ``relaxed`` loops above it) touch (``lo = 0`` and the full extent where it cannot be
-    bounded by a constant size)."""
+    bounded by a constant size). With ``relaxed`` given (on a GPU), the blocks'
+    predicates tighten the upper end, as TVM's pass does: the window sum's shared copy
+    ``T.where(ax0_0 * 128 + ax0_1 < 130)`` holds 130 elements, not 256."""
+    use_predicates = relaxed is not None
+    relaxed = relaxed or (lambda loop: False)
     lows = [[] for _ in buffer.shape]
     highs = [[] for _ in buffer.shape]
-    for path, indices in accesses:
+    for path, indices, predicates in accesses:
         _bind_outer_loops([n for n in path[:depth] if not relaxed(n)], analyzer)
         doms = {node.loop_var: Range(node.min, node.extent)
                 for k, node in enumerate(path) if isinstance(node, For)
                 and (k >= depth or relaxed(node))}
         for dim, index in enumerate(indices):
             interval = analyzer.int_set(index, doms)
+            high = interval.max_value
+            if use_predicates and predicates and high is not None \
+                    and interval.min_value is not None:
+                high = _guarded_max(index, interval.min_value, high, predicates, doms,
+                                    analyzer)
             lows[dim].append(interval.min_value)
-            highs[dim].append(interval.max_value)
+            highs[dim].append(high)
     region = []
     for dim, extent in enumerate(buffer.shape):
         lo, hi = _extreme(lows[dim], analyzer, -1), _extreme(highs[dim], analyzer, 1)
@@ -156,6 +169,22 @@ def _compact_region(buffer, accesses, depth: int, analyzer, relaxed=lambda loop:
         else:
             region.append((lo, IntImm(extent.dtype, size)))
     return region
+
+
+def _guarded_max(index, low, high, predicates, doms, analyzer):
+    """The largest ``index`` where the ``predicates`` hold (``high`` when they say
+    nothing tighter): a guarded tail reaches no further than its guard lets it."""
+    for var, dom in doms.items():
+        analyzer.bind(var, dom, allow_override=True)
+    condition = predicates[0]
+    for predicate in predicates[1:]:
+        condition = binary(And, condition, predicate)
+    with analyzer.constraint_scope(condition):
+        reach = analyzer.const_int_bound(analyzer.simplify(index - low)).max_value
+    if reach is None or reach >= 1 << 30:
+        return high
+    slack = const_int(analyzer.simplify(high - (low + reach)))
+    return low + reach if slack is not None and slack > 0 else high
 
 
 def _bind_outer_loops(path, analyzer) -> None:
@@ -195,12 +224,12 @@ def _plan_buffer(buffer, accesses, owner, analyzer, gpu: bool = False):
     loops it moves into are disjoint (else it would lose values carried across them)."""
     if not accesses:
         return None
-    ancestors = _lowest_common_ancestor([path for path, _ in accesses])
+    ancestors = _lowest_common_ancestor([access[0] for access in accesses])
     owner_depth = next((k for k, node in enumerate(ancestors) if node is owner), None)
     if owner_depth is None:
         return None
     scope = buffer.scope or "global"
-    relaxed = (lambda loop: _shares_storage(loop, scope)) if gpu else (lambda loop: False)
+    relaxed = (lambda loop: _shares_storage(loop, scope)) if gpu else None
     for depth in range(len(ancestors), owner_depth, -1):
         if gpu and scope.startswith("global") and any(
                 _thread_tag(n) for n in ancestors[:depth]):

@@ -126,3 +126,27 @@ def run_kernel_serially(kernel, *arrays):
     """Run a device kernel without barriers one thread after another (exact when no
     thread reads what another wrote); ``arrays`` follow the kernel's params."""
     run_lowered(kernel.with_body(_ThreadLoopsToSerial().visit(kernel.body)), *arrays)
+
+
+def run_kernel_in_phases(kernel, *arrays):
+    """Run a kernel whose barriers all sit at the top of its per-thread body, one phase
+    (the statements between two barriers) for every thread before the next: what a
+    barrier guarantees. Its nest is blockIdx.x, shared allocations, threadIdx.x."""
+    from mlcbench.tir import Allocate
+    from mlcbench.tir.transform.thread_sync import is_sync
+    block, shared, thread = kernel.body, [], kernel.body.body
+    while isinstance(thread, Allocate):
+        shared.append(thread)
+        thread = thread.body
+    items = list(thread.body.seq) if hasattr(thread.body, "seq") else [thread.body]
+    phases, current = [], []
+    for item in items + [None]:
+        if item is None or is_sync(item):
+            phases.append(thread.replace(body=tir.stmt.seq(*current)))
+            current = []
+        else:
+            current.append(item)
+    body = tir.stmt.seq(*phases)
+    for alloc in reversed(shared):
+        body = alloc.replace(body=body)
+    run_kernel_serially(kernel.with_body(block.replace(body=body)), *arrays)

@@ -67,8 +67,8 @@ def test_vector_add_is_one_kernel_launched_by_the_host_function():
 def _window_sum_kernel(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "float32")):
     T.func_attr({"calling_conv": "device_kernel", "global_symbol": "main_kernel0"})
     for i_0 in T.thread_binding(8, thread="blockIdx.x"):
-        A_shared = T.allocate([256], "float32", "shared")
-        A_shared_1 = T.Buffer((256,), data=A_shared, scope="shared")
+        A_shared = T.allocate([130], "float32", "shared")
+        A_shared_1 = T.Buffer((130,), data=A_shared, scope="shared")
         for i_1 in T.thread_binding(128, thread="threadIdx.x"):
             for ax0_0 in range(2):
                 if ax0_0 * 128 + i_1 < 130:
@@ -79,9 +79,24 @@ def _window_sum_kernel(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "fl
 
 def test_window_sum_shares_one_copy_per_block_and_syncs_before_reading_it():
     # The cooperative fetch's threadIdx.x loop is the launch's: its var becomes i_1.
-    # The shared copy covers every thread's window (relaxed over threadIdx.x), one
-    # copy per block, allocated between the blockIdx and threadIdx loops.
+    # The shared copy covers every thread's window (relaxed over threadIdx.x) and no
+    # more than the fetch's guard lets it reach (130, as TVM sizes it), one copy per
+    # block, allocated between the blockIdx and threadIdx loops.
     assert_structural_equal(_kernel(lower_gpu(G.window_sum(), "cuda")), _window_sum_kernel)
+
+
+@settings(max_examples=8, deadline=None)
+@given(nthread=st.sampled_from([16, 32, 64, 100, 128, 256]))
+def test_window_sum_with_any_thread_count(nthread):
+    kernel = lower_gpu(G.window_sum(nthread), "cuda")["main_kernel0"]
+    nest, _ = _launch_nest(kernel)
+    assert nest == [("blockIdx.x", -(-1024 // nthread), "i_0"),
+                    ("threadIdx.x", nthread, "i_1")]
+    shared, = [a for a in _all(kernel.body, Allocate) if a.buffer.scope == "shared"]
+    assert shared.buffer.shape[0].value == nthread + 2      # a window of 3 per thread
+    a, b = np.random.rand(1027).astype("float32"), np.zeros(1024, "float32")
+    G.run_kernel_in_phases(kernel, a, b)
+    np.testing.assert_allclose(b, a[:-3] + a[1:-2] + a[2:-1], rtol=1e-6)
 
 
 def test_matmul_local_blocking_keeps_one_accumulator_tile_per_thread():
