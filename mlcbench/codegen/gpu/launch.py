@@ -13,6 +13,7 @@ function's ``tir.launch_kernel`` calls in order.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -68,17 +69,12 @@ class LaunchNest:
     def wrap(self, body: S.Stmt) -> S.Stmt:
         """``body`` inside this kernel's block-level Allocate/DeclBuffer statements."""
         for wrapper in reversed(self.wrappers):
-            body = _rebuild(wrapper, body=body)
+            body = dataclasses.replace(wrapper, body=body)
         return body
 
     def shared_buffers(self) -> list:
         return [w.buffer for w in self.wrappers
                 if isinstance(w, S.Allocate) and w.buffer.scope.startswith("shared")]
-
-
-def _rebuild(node, **changes):
-    import dataclasses
-    return dataclasses.replace(node, **changes)
 
 
 def _extent_of(axes, tag: str) -> int:

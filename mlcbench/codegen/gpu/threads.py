@@ -177,7 +177,7 @@ class ThreadDistributor:
         array = decl_buffer((self.num_threads * lanes,), stmt.var.dtype.with_lanes(1),
                             stmt.var.name + "_per_thread", data=E.Var(stmt.var.name, "handle"),
                             scope="local")
-        index = self._thread_slot(lanes, 0)
+        index = self._thread_slot(lanes)
         body = substitute(stmt.body, {stmt.var: E.BufferLoad(array, (index,))})
         fill = self.thread_loops(S.BufferStore(array, stmt.value, (index,)))
         return S.Allocate(array, _seq([fill, self.distribute(body)]))
@@ -193,13 +193,15 @@ class ThreadDistributor:
                                f"shape {buffer.shape}")
         private = decl_buffer((count * self.num_threads,), buffer.dtype, buffer.name,
                               data=E.Var(buffer.name, "handle"), scope="local")
-        offset = self._thread_slot(1, 0) * E.const(count) if self.num_threads > 1 else None
+        offset = self._thread_slot(1) * E.const(count) if self.num_threads > 1 else None
         body = _PrivateBuffer(buffer.data, private, offset).visit(stmt.body)
         return S.Allocate(private, self.distribute(body), stmt.annotations)
 
-    def _thread_slot(self, lanes: int, base: int):
-        slot = self.thread_id * E.const(lanes) if lanes > 1 else self.thread_id
-        return E.Ramp(slot, E.const(1), lanes) if lanes > 1 else slot
+    def _thread_slot(self, lanes: int):
+        """Index of this thread's ``lanes`` elements in a per-thread array."""
+        if lanes == 1:
+            return self.thread_id
+        return E.Ramp(self.thread_id * E.const(lanes), E.const(1), lanes)
 
 
 class _PrivateBuffer(StmtExprMutator):
