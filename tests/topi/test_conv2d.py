@@ -1,8 +1,10 @@
 """Convolutions (NCHW, NHWC, grouped, depthwise) against a direct numpy loop."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mlcbench import te, topi
+from mlcbench.ir.errors import IRError
 from mlcbench.topi import testing as ref
 
 CASES = [  # (batch, in_c, size, out_c, kernel, stride, padding, dilation)
@@ -88,3 +90,53 @@ def test_grouped_conv2d_refuses_channels_the_groups_do_not_split(layout, data_sh
     with pytest.raises(IRError, match=f"{name}: data has 5 channels, kernel expects 2 per "
                        "group x 2 groups"):
         topi.nn.conv2d(x, w, 1, 1, 1, groups=2, data_layout=layout)
+
+
+@settings(max_examples=10, deadline=None)
+@given(groups=st.integers(2, 4), in_per_group=st.integers(1, 5), out_per_group=st.integers(1, 5),
+       kernel=st.sampled_from([1, 3]), stride=st.integers(1, 2), padding=st.integers(0, 1),
+       extra=st.integers(0, 3), data=st.data())
+def test_group_slices_joined_equal_the_grouped_convolution(groups, in_per_group, out_per_group,
+                                                          kernel, stride, padding, extra, data,
+                                                          run_te):
+    """One group at a time (each weight slice padded with ``extra`` zero rows), joined by
+    concat_group_outputs: the grouped convolution, for any group count and shape."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    a = rng.standard_normal((1, groups * in_per_group, 6, 6)).astype("float32")
+    w = rng.standard_normal((groups * out_per_group, in_per_group, kernel, kernel)
+                            ).astype("float32")
+    x = te.placeholder(a.shape, name="x")
+    parts, slices = [], []
+    for g in range(groups):
+        rows = w[g * out_per_group:(g + 1) * out_per_group]
+        parts.append(np.concatenate([rows, np.zeros((extra, *rows.shape[1:]), "float32")]))
+        slices.append(te.placeholder(parts[-1].shape, name=f"w{g}"))
+    outs = [topi.nn.group_slice_conv2d_nchw(x, kt, stride, padding, 1, groups, g)
+            for g, kt in enumerate(slices)]
+    y = topi.nn.concat_group_outputs(outs, out_per_group)
+    expected = ref.conv2d_nchw_python(a, w, stride, (padding,) * 4, 1, groups)
+    np.testing.assert_allclose(run_te([x, *slices], y, [a, *parts]), expected,
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_group_slice_reads_only_its_groups_channels():
+    x, w = te.placeholder((1, 6, 5, 5), name="x"), te.placeholder((4, 2, 1, 1), name="w")
+    y = topi.nn.group_slice_conv2d_nchw(x, w, 1, 0, 1, 3, 2)
+    assert [int(d) for d in y.shape] == [1, 4, 5, 5]
+    assert y.op.name == "conv2d_nchw"
+
+
+@pytest.mark.parametrize("group, weight, match", [
+    (3, (4, 2, 1, 1), r"group is in \[0, 3\), found 3"),
+    (0, (4, 3, 1, 1), "data has 6 channels, kernel expects 3 per group x 3 groups")])
+def test_group_slice_refusals(group, weight, match):
+    x = te.placeholder((1, 6, 5, 5), name="x")
+    with pytest.raises(IRError, match=match):
+        topi.nn.group_slice_conv2d_nchw(x, te.placeholder(weight, name="w"), 1, 0, 1, 3, group)
+
+
+def test_concat_group_outputs_refuses_a_group_with_too_few_channels():
+    parts = [te.placeholder((1, 4, 3, 3), name="a"), te.placeholder((1, 2, 3, 3), name="b")]
+    with pytest.raises(IRError, match=r"output 1 must be NCHW with at least 3 channels, "
+                                      r"found shape \[1, 2, 3, 3\]"):
+        topi.nn.concat_group_outputs(parts, 3)

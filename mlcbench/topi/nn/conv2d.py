@@ -14,6 +14,7 @@ from ...ir.errors import IRError
 from ...te import reduce_axis, sum as te_sum
 from ...te.operation import compute
 from ...te.tensor import Tensor
+from ...tir.op import if_then_else
 from ..utils import const_int
 from .pad import pad
 
@@ -116,6 +117,54 @@ def group_conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation, g
     return compute((batch, out_c, win.out_h, win.out_w), lambda nn, ff, yy, xx: te_sum(
         win.temp[nn, channel(ff, rc), win.row(yy, ry), win.col(xx, rx)].astype(out_dtype)
         * kernel[ff, rc, ry, rx].astype(out_dtype), axis=[rc, ry, rx]), name=name, tag=name)
+
+
+def group_slice_conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation,
+                            groups: int, group: int, out_dtype=None) -> Tensor:
+    """The output channels of group ``group`` alone of a grouped NCHW convolution:
+    ``kernel`` is that group's (out_channels / groups, in_channels / groups, kh, kw) slice,
+    ``data`` the whole input, of which the group's channels are read (and padded)::
+
+        conv2d_nchw[nn, ff, yy, xx] += pad_temp[nn, rc, yy + ry, xx + rx] * kernel[ff, rc, ry, rx]
+        # pad_temp[nn, c, y, x] = data[nn, group * in_channels / groups + c, y - 1, x - 1]
+
+    Within a group the output channel does not choose the input channel, so the
+    convolution is an ordinary one and gets the channel-vectorized schedule (in
+    ``group_conv2d_nchw`` a vector of output channels may straddle two groups)."""
+    batch, in_c = data.shape[:2]
+    out_c, group_in_c, kh, kw = kernel.shape
+    _group_channel("group_slice_conv2d_nchw", in_c, group_in_c, out_c * groups, groups)
+    if not 0 <= group < groups:
+        raise IRError(f"group_slice_conv2d_nchw: group is in [0, {groups}), found {group}")
+    first = group * group_in_c
+    shape = (batch, group_in_c, *data.shape[2:])
+    sliced = compute(shape, lambda n, c, y, x: data[n, first + c, y, x], name="group_slice")
+    return group_conv2d_nchw(sliced, kernel, stride, padding, dilation, 1, out_dtype,
+                             name="conv2d_nchw")
+
+
+def concat_group_outputs(outputs, per_group: int) -> Tensor:
+    """The first ``per_group`` channels of each NCHW tensor of ``outputs``, joined along
+    channels: the output of a grouped convolution computed one group at a time, whose
+    groups may hold zero-padded channels past ``per_group``::
+
+        out[n, c, y, x] = outputs[c // per_group][n, c % per_group, y, x]
+    """
+    outputs = list(outputs)
+    for n, part in enumerate(outputs):
+        if part.ndim != 4 or const_int(part.shape[1]) < per_group:
+            raise IRError(f"concat_group_outputs: output {n} must be NCHW with at least "
+                          f"{per_group} channels, found shape {list(part.shape)}")
+    batch, _, height, width = outputs[0].shape
+
+    def fcompute(nn, cc, yy, xx):
+        value = outputs[-1][nn, cc - per_group * (len(outputs) - 1), yy, xx]
+        for group in range(len(outputs) - 2, -1, -1):
+            value = if_then_else(cc < per_group * (group + 1),
+                                 outputs[group][nn, cc - per_group * group, yy, xx], value)
+        return value
+    return compute((batch, per_group * len(outputs), height, width), fcompute,
+                   name="T_concat", tag="injective")
 
 
 def conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation,
