@@ -125,30 +125,43 @@ def _scale_by_power_of_two(builder, p: ir.Value, n: ir.Value) -> ir.Value:
     return p
 
 
+def _round_to_integer(builder, v: ir.Value) -> tuple:
+    """``(n_float, n_int)``: ``v`` rounded to the nearest integer, for ``|v| < 2**22``
+    (float32) or ``2**51``. Adding ``1.5 * 2**23`` leaves no fraction bits, so the sum is
+    the rounded integer plus that constant, and its low bits hold the integer itself:
+    one add instead of ``roundeven`` and ``fptosi`` (each a slow two-uop instruction on
+    256-bit vectors of AMD's first Zen)."""
+    ty, double = v.type, _is_double(v.type)
+    magic = 1.5 * 2.0 ** (52 if double else 23)
+    magic_bits = struct.unpack("<Q" if double else "<I", struct.pack("<d" if double else "<f",
+                                                                    magic))[0]
+    shifted = builder.fadd(v, _const(ty, magic), flags=FLAGS)
+    n_int = builder.sub(builder.bitcast(shifted, _int_type(ty)), _const(_int_type(ty), magic_bits))
+    return builder.fsub(shifted, _const(ty, magic)), n_int
+
+
 def exp(builder: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """e**x = 2**n * e**r with ``n = round(x / ln2)`` and ``r = x - n*ln2`` in [-ln2/2, ln2/2].
 
     ``n * ln2`` is subtracted in two steps (a ``ln2_hi`` whose product with ``n`` is exact,
     then the small ``ln2_lo``) so ``r`` keeps full precision; e**r is a Taylor polynomial.
-    Inputs are clamped first (NaN maps into the clamp and is restored at the end):
-    above 89 (float32) everything overflows to inf, below -104 underflows to 0::
+    Inputs are clamped first: above 89 (float32) everything overflows to inf, below -104
+    underflows to 0. The clamp compares so that NaN fails both tests and passes through
+    unchanged, and NaN stays NaN through the arithmetic that follows::
 
         exp(1.0) -> 2.7182817, exp(-inf) -> 0.0, exp(100.0) -> inf
     """
     ty, double = x.type, _is_double(x.type)
     low, high = (-746.0, 710.0) if double else (-104.0, 89.0)
-    clamped = builder.select(_gt(builder, x, _const(ty, low)), x, _const(ty, low))
-    clamped = builder.select(_lt(builder, clamped, _const(ty, high)), clamped, _const(ty, high))
+    clamped = builder.select(_lt(builder, x, _const(ty, low)), _const(ty, low), x)
+    clamped = builder.select(_gt(builder, clamped, _const(ty, high)), _const(ty, high), clamped)
     ln2_hi, ln2_lo = _ln2_split(double)
-    n_float = _intrinsic(builder, "llvm.roundeven",
-                         [builder.fmul(clamped, _const(ty, 1 / math.log(2)))])
+    n_float, n = _round_to_integer(
+        builder, builder.fmul(clamped, _const(ty, 1 / math.log(2)), flags=FLAGS))
     r = builder.fsub(clamped, builder.fmul(n_float, _const(ty, ln2_hi)))
     r = builder.fsub(r, builder.fmul(n_float, _const(ty, ln2_lo)), flags=FLAGS)
     p = _horner(builder, r, _exp_taylor(14 if double else 8))
-    n = builder.fptosi(n_float, _int_type(ty))
-    result = _scale_by_power_of_two(builder, p, n)
-    is_nan = builder.fcmp_unordered("uno", x, x)
-    return builder.select(is_nan, x, result)
+    return _scale_by_power_of_two(builder, p, n)
 
 
 # -- log ----------------------------------------------------------------------------------
