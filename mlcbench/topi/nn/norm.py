@@ -12,20 +12,25 @@ from .pad import pad
 def batch_norm(data, gamma, beta, moving_mean, moving_var, axis: int = 1,
                epsilon: float = 1e-5, center: bool = True, scale: bool = True):
     """Inference batch norm along channel ``axis``:
-    ``(x - mean) / sqrt(var + epsilon) * gamma + beta``.
+    ``(x - mean) / sqrt(var + epsilon) * gamma + beta``, computed as ``x * factor +
+    shift`` with ``factor = gamma / sqrt(var + epsilon)``, ``shift = beta - mean * factor``.
 
     Returns ``(out, moving_mean, moving_var)`` like TVM's operator (in inference the
     statistics pass through unchanged).
     """
     axis = normalize_axis(axis, data.ndim, "batch_norm")
-    eps = const(epsilon, data.dtype)
+    eps, one = const(epsilon, data.dtype), const(1, data.dtype)
 
+    # ``x * factor + shift`` with a factor and a shift per channel: away from the
+    # channel axis both are loop-invariant, so each element costs one multiply-add
+    # instead of a division (a vector division costs several multiply-adds).
     def fcompute(*idx):
         c = idx[axis]
-        value = (data[idx] - moving_mean[c]) / tir_op.sqrt(moving_var[c] + eps)
+        factor = one / tir_op.sqrt(moving_var[c] + eps)
         if scale:
-            value = value * gamma[c]
-        return value + beta[c] if center else value
+            factor = factor * gamma[c]
+        shift = beta[c] - moving_mean[c] * factor if center else -(moving_mean[c] * factor)
+        return data[idx] * factor + shift
 
     out = compute(data.shape, fcompute, name="T_batch_norm", tag="injective")
     return out, moving_mean, moving_var
