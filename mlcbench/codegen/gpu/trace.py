@@ -83,6 +83,7 @@ class KernelTracer(ExprEvaluator):
         self.deps: dict = {}
         self.access_weight = None
         self._loop_facts: dict = {}
+        self._expr_deps: dict = {}
 
     # -- driving ----------------------------------------------------------------------
     def run(self) -> "KernelTracer":
@@ -187,7 +188,13 @@ class KernelTracer(ExprEvaluator):
 
     def _deps_of(self, expr):
         """Loop variables ``expr`` depends on (through lets); None: it loads data, so
-        it may depend on anything."""
+        it may depend on anything. Computed once per expression."""
+        key = id(expr)
+        if key not in self._expr_deps:
+            self._expr_deps[key] = self._collect_deps(expr)
+        return self._expr_deps[key]
+
+    def _collect_deps(self, expr):
         found, data = set(), []
 
         def visit(node):
