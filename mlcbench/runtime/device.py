@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import warnings
 
 from ..ir.errors import RuntimeError_
@@ -58,6 +59,14 @@ def cuda_driver_devices() -> int:
         return 0
 
 
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside mlcbench."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("mlcbench"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def gpu_backend() -> str:
     """``"sim"``: what runs code on ``cuda(0)``. Decided once per process, from
     ``MLCBENCH_GPU`` (``sim`` or ``cuda``); without it, the simulator (with a one-line
@@ -77,7 +86,7 @@ def gpu_backend() -> str:
     if choice == "":
         warnings.warn("cuda(0) is a simulated GPU: kernels run on the CPU and times are "
                       f"modeled (set {GPU_ENV}=sim to silence this)", SimulatedGPUWarning,
-                      stacklevel=3)
+                      stacklevel=_caller_level())
     _backend.append("sim")
     return "sim"
 
