@@ -69,6 +69,12 @@ class GPUSpec:
                    int(attrs["thread_warp_size"]))
 
 
+def machine_peaks(spec: GPUSpec):
+    """The GPU's roof (FP32 GFLOPS and GB/s) as the roofline plots take it."""
+    from ...runtime.machine_peaks import MachinePeaks
+    return MachinePeaks(spec.fp32_gflops, spec.bandwidth_gbps, machine=spec.name)
+
+
 @dataclass(frozen=True)
 class Occupancy:
     blocks_per_sm: int

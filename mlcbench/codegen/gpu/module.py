@@ -23,6 +23,7 @@ from ...runtime.errors import ArgumentTypeError, ArgumentValueError
 from ...runtime.module import FunctionNotFoundError, Module, TimeEvaluator
 from ...runtime.ndarray import NDArray, device_or_ctx
 from ...tir import expr as E
+from .model import machine_peaks
 from .profile import GPUProfile, profile_kernel
 
 
@@ -124,7 +125,8 @@ class GPUFunction:
             planned.append((kernel, *kernel.buffers(self.host.launch_args(launch, env))))
         if trace:
             kernels = tuple(profile_kernel(k.nest, g, self.spec) for k, _, g in planned)
-            self.last_profile = GPUProfile(self.host.name, self.target_name, kernels)
+            self.last_profile = GPUProfile(self.host.name, self.target_name, kernels,
+                                           machine_peaks(self.spec))
         for kernel, cpu_args, _ in planned:
             kernel.cpu_function(*cpu_args)
         return self.last_profile

@@ -102,10 +102,16 @@ def _local_words(body) -> int:
 
 @dataclass(frozen=True)
 class GPUProfile:
-    """The kernels one call of a host function launches; ``print`` it for the report."""
+    """The kernels one call of a host function launches; ``print`` it for the report.
+
+    For a GPU roofline: ``intensity`` (FLOPs per byte moved to and from memory) and
+    ``gflops`` (modeled) place the call under ``peaks`` (the target's FP32 rate and
+    bandwidth, a :class:`~mlcbench.runtime.machine_peaks.MachinePeaks`).
+    """
     function: str
     target: str
     kernels: tuple
+    peaks: object = None
 
     @property
     def seconds(self) -> float:
@@ -115,6 +121,20 @@ class GPUProfile:
     @property
     def flops(self) -> float:
         return sum(k.flops for k in self.kernels)
+
+    @property
+    def dram_bytes(self) -> float:
+        """Bytes moved by the global-memory transactions (32 per sector)."""
+        return sum(k.global_transactions for k in self.kernels) * 32
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.dram_bytes if self.dram_bytes else float("inf")
+
+    @property
+    def gflops(self) -> float:
+        """Modeled GFLOPS of the call."""
+        return self.flops / self.seconds / 1e9 if self.seconds else 0.0
 
     def __getitem__(self, kernel: str) -> KernelProfile:
         for k in self.kernels:

@@ -98,4 +98,7 @@ def test_flops_and_modeled_time_of_the_matmul_variants_order_as_on_a_gpu():
         assert prof.flops == pytest.approx(2 * n ** 3)
         seconds[variant] = prof.seconds
     assert seconds["shared"] < min(seconds["naive"], seconds["local"])
+    # The point a GPU roofline shows: under the roof of the target's figures.
+    assert prof.peaks.gflops == 13448 and prof.peaks.gbytes_per_s == 616
+    assert 0 < prof.gflops <= prof.peaks.roof(prof.intensity)
     assert "modeled" in str(prof) and "bank conflicts" in str(prof)
