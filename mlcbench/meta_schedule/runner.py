@@ -396,15 +396,53 @@ def random_array(info: TensorInfo, rng) -> np.ndarray:
 
 
 def _reference_outputs(reference_path: str, infos) -> list[np.ndarray]:
-    from ..runtime import load_module
-    from ..runtime import ndarray as nd
+    """The arguments after one run of the reference, computed once per worker, and
+    kept beside a reference in a build folder: a worker that replaces one killed by a
+    hanging candidate reads them instead of running the unscheduled module again
+    (seconds for a large matmul)."""
     key = (reference_path, tuple((i.dtype, i.shape) for i in infos))
     if key not in _REFERENCES:
-        lib = load_module(reference_path)
-        args = [nd.array(a) for a in _seeded_inputs(infos)]
-        lib[entry_function_name(lib)](*args)
-        _REFERENCES[key] = [a.numpy() for a in args]
+        folder = os.path.dirname(reference_path)
+        digest = hashlib.sha256(repr(key[1]).encode()).hexdigest()[:16]
+        stored = (os.path.join(folder, f"reference-outputs-{digest}.npz")
+                  if os.path.basename(folder).startswith("mlcbench-build-") else None)
+        _REFERENCES[key] = _read_outputs(stored, len(infos))
+        if _REFERENCES[key] is None:
+            _REFERENCES[key] = _run_reference(reference_path, infos)
+            _write_outputs(stored, _REFERENCES[key])
     return _REFERENCES[key]
+
+
+def _run_reference(reference_path: str, infos) -> list[np.ndarray]:
+    from ..runtime import load_module
+    from ..runtime import ndarray as nd
+    lib = load_module(reference_path)
+    args = [nd.array(a) for a in _seeded_inputs(infos)]
+    lib[entry_function_name(lib)](*args)
+    return [a.numpy() for a in args]
+
+
+def _read_outputs(path: str | None, count: int) -> list[np.ndarray] | None:
+    if path is None:
+        return None
+    try:
+        with np.load(path) as stored:
+            outputs = [stored[f"arg{i}"] for i in range(count)]
+    except (OSError, KeyError, ValueError, TypeError):
+        return None
+    return outputs
+
+
+def _write_outputs(path: str | None, outputs: list[np.ndarray]) -> None:
+    if path is None:
+        return
+    partial = f"{path}.{os.getpid()}.part"
+    try:
+        with open(partial, "wb") as out:
+            np.savez(out, **{f"arg{i}": a for i, a in enumerate(outputs)})
+        os.replace(partial, path)        # another worker may be writing the same file
+    except OSError:
+        pass
 
 
 def _compare(args, expected: list[np.ndarray], rtol: float, atol: float) -> str | None:

@@ -90,3 +90,18 @@ def test_evaluator_config_is_checked():
 def test_missing_artifact_is_an_error(runner):
     (future,) = runner.run([RunnerInput("/nonexistent/candidate.so", "llvm", ARGS_4)])
     assert "no such file" in future.result().error_msg
+
+
+def test_reference_outputs_are_kept_beside_the_reference_for_the_next_worker(monkeypatch):
+    from mlcbench.meta_schedule import runner as runner_module
+    reference = _library(fill_kernel)
+    monkeypatch.setattr(runner_module, "_REFERENCES", {})
+    first = runner_module._reference_outputs(reference, ARGS_4)
+    kept = [f for f in os.listdir(os.path.dirname(reference)) if f.endswith(".npz")]
+    assert len(kept) == 1 and first[0].tolist() == [1.0] * 4
+    # a new worker (empty memory) reads them: the library is not run again
+    monkeypatch.setattr(runner_module, "_REFERENCES", {})
+    monkeypatch.setattr(runner_module, "_run_reference", lambda *a: pytest.fail("ran again"))
+    assert runner_module._reference_outputs(reference, ARGS_4)[0].tolist() == [1.0] * 4
+    remove_artifact(reference)
+    assert not os.path.exists(os.path.dirname(reference))
