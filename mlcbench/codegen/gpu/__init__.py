@@ -66,12 +66,13 @@ def build_gpu(lowered_mod, target) -> GPUModule:
     return GPUModule(functions, device, cpu_module)
 
 
-def profile(rt_mod: GPUModule, func_name: str, *args) -> GPUProfile:
-    """``rt_mod.profile(func_name, *args)``: run once and return the counters."""
+def profile(rt_mod: GPUModule, func_name: str, *args, run: bool = True) -> GPUProfile:
+    """``rt_mod.profile(func_name, *args)``: run once (``run=False``: only trace) and
+    return the counters and the modeled time."""
     if not isinstance(rt_mod, GPUModule):
         raise CodegenError(f"profile: expected a Module built for a GPU target, found "
                            f"{type(rt_mod).__name__}")
-    return rt_mod.profile(func_name, *args)
+    return rt_mod.profile(func_name, *args, run=run)
 
 
 def _split(lowered_mod) -> tuple:

@@ -116,7 +116,7 @@ class GPUFunction:
     def __call__(self, *args) -> None:
         self.run(args, trace=self.last_profile is None)
 
-    def run(self, args, trace: bool) -> GPUProfile | None:
+    def run(self, args, trace: bool, execute: bool = True) -> GPUProfile | None:
         require_gpu(as_device("cuda"), f"{self.host.name}")
         env = self.host.bind(args)
         planned = []
@@ -127,7 +127,7 @@ class GPUFunction:
             kernels = tuple(profile_kernel(k.nest, g, self.spec) for k, _, g in planned)
             self.last_profile = GPUProfile(self.host.name, self.target_name, kernels,
                                            machine_peaks(self.spec))
-        for kernel, cpu_args, _ in planned:
+        for kernel, cpu_args, _ in planned if execute else ():
             kernel.cpu_function(*cpu_args)
         return self.last_profile
 
@@ -170,9 +170,14 @@ class GPUModule(Module):
         raise RuntimeError_("export_library: a module built for the simulated GPU cannot be "
                             "exported; build it again in the process that runs it")
 
-    def profile(self, func_name: str, *args) -> GPUProfile:
-        """Run ``func_name`` once on ``args`` and return its counters (``print`` them)."""
-        return self.get_function(func_name).run(args, trace=True)
+    def profile(self, func_name: str, *args, run: bool = True) -> GPUProfile:
+        """Run ``func_name`` once on ``args`` and return its counters (``print`` them).
+
+        ``run=False`` only traces (races and bounds are still checked) and leaves the
+        arrays as they were: the modeled time of a tuning candidate, at a fraction of
+        the cost of running it on the CPU.
+        """
+        return self.get_function(func_name).run(args, trace=True, execute=run)
 
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
                        min_repeat_ms: float = 0, limit_zero_time_iterations: int = 100,

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import mlcbench
+from mlcbench.codegen import gpu
 from mlcbench.codegen.gpu import GPUSimulationError, build_gpu
 from mlcbench.ir.module import IRModule
 from mlcbench.script import from_source
@@ -42,7 +43,7 @@ def run(body: str, a_size: int, b_size: int):
     dev = mlcbench.cuda(0)
     a_np = np.random.rand(a_size).astype("float32")
     a, b = mlcbench.nd.array(a_np, dev), mlcbench.nd.array(np.zeros(b_size, "float32"), dev)
-    return rt_mod.profile("main_kernel0", a, b), a_np, b.numpy()
+    return gpu.profile(rt_mod, "main_kernel0", a, b), a_np, b.numpy()
 
 
 def test_unit_stride_load_coalesces_into_four_sectors():
@@ -94,11 +95,12 @@ def test_flops_and_modeled_time_of_the_matmul_variants_order_as_on_a_gpu():
     seconds = {}
     for variant in ("naive", "local", "shared"):
         prof = build_gpu(matmul_module(variant, n), "nvidia/geforce-rtx-2080-ti").profile(
-            "main_kernel0", *args)
+            "main_kernel0", *args, run=False)
         assert prof.flops == pytest.approx(2 * n ** 3)
         seconds[variant] = prof.seconds
     assert seconds["shared"] < min(seconds["naive"], seconds["local"])
     # The point a GPU roofline shows: under the roof of the target's figures.
     assert prof.peaks.gflops == 13448 and prof.peaks.gbytes_per_s == 616
     assert 0 < prof.gflops <= prof.peaks.roof(prof.intensity)
+    np.testing.assert_array_equal(args[2].numpy(), 1)      # only traced: C untouched
     assert "modeled" in str(prof) and "bank conflicts" in str(prof)
