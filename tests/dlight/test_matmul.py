@@ -103,3 +103,36 @@ def test_symbolic_extent_is_left_to_later_rules_and_still_runs(rng):
     c = np.zeros((7, 32), "float32")
     mlcbench.build(mod)["mm"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mcpu", ["znver3", "znver4"])
+def test_one_row_times_a_kj_weight_reads_wide_packed_panels(mcpu):
+    """``x[1, k] @ B[k, j]`` (ONNX's Gemm with transB imports its weight so): B is packed
+    into panels (at build time when it is a constant) and the vector tile widened to the
+    accumulators the single row leaves free (8 of 16 registers, 16 of 32), so every
+    step of k reads one contiguous run instead of 64 bytes of a long strided row."""
+    target = Target(f"llvm -mcpu={mcpu}")
+    x, b = te.placeholder((1, 2048), name="x"), te.placeholder((2048, 1024), name="b")
+    func = te.create_prim_func([x, b, topi.nn.matmul(x, b)])
+    text = Matmul().apply(func, target).mod["main"].script()
+    cols = target.vector_registers // 2 * target.vector_lanes(32)
+    assert f"b_global = T.alloc_buffer(({1024 // cols}, 2048, {cols}))" in text, text
+    assert f"T.vectorized({cols}):\n" in text and "T.parallel(" in text, text
+
+
+def test_many_rows_keep_the_register_tile_and_contiguous_operand(default_schedule):
+    x, b = te.placeholder((64, 512), name="x"), te.placeholder((512, 1024), name="b")
+    text = default_schedule(te.create_prim_func([x, b, topi.nn.matmul(x, b)])).script()
+    lanes = TARGET.vector_lanes(32)
+    assert f"T.vectorized({2 * lanes})" in text and f"T.vectorized({8 * lanes})" not in text
+
+
+@settings(max_examples=8, deadline=None)
+@given(m=st.integers(1, 4), k=st.integers(1, 70), n=st.integers(1, 300))
+def test_few_rows_times_a_kj_weight_match_numpy(m, k, n, run_te):
+    rng = np.random.default_rng(m * 1000 + k * 7 + n)
+    a = rng.standard_normal((m, k)).astype("float32")
+    bt = rng.standard_normal((k, n)).astype("float32")
+    x, b = te.placeholder(a.shape, name="x"), te.placeholder(bt.shape, name="b")
+    np.testing.assert_allclose(run_te([x, b], topi.nn.matmul(x, b), [a, bt]), a @ bt,
+                               rtol=1e-4, atol=1e-4)
