@@ -13,7 +13,9 @@ and, where the build proved the arguments right, called with raw addresses. Cons
 and the planned storages (with the tensors that view them) live in a register template
 made once per VM; a call copies the template and runs the closures in order. The
 storages are therefore reused by every call: a VirtualMachine is not meant for use
-from several threads at once (a recursive call gets storages of its own).
+from several threads at once (a recursive call gets storages of its own). A function
+that only allocates and calls such kernels runs as one native call instead
+(:mod:`mlcbench.relax.vm_native`).
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from ..runtime.errors import ArgumentTypeError, ArgumentValueError
 from ..runtime.module import FunctionNotFoundError, Module, TimeEvaluator
 from ..runtime.registry import get_global_func
 from .vm_checks import dim_function, make_checker
+from .vm_native import link_chain
 
 
 class VMError(RuntimeError_):
@@ -45,12 +48,17 @@ class VirtualMachine:
     device
         ``mlcbench.cpu()`` (the only device this runtime has); a list of devices is
         accepted, as in TVM, and its first entry used.
+    native_chains
+        Run a function that only allocates and calls kernels the build proved right as
+        one native call (:mod:`mlcbench.relax.vm_native`; ``vm["main"].native`` says
+        whether it does). False, or ``profile=True``, keeps one Python step per kernel.
 
     >>> vm = relax.VirtualMachine(ex, tvm.cpu())             # doctest: +SKIP
     >>> vm["main"](x_nd).numpy()                              # doctest: +SKIP
     """
 
-    def __init__(self, rt_mod, device=None, memory_cfg=None, profile: bool = False):
+    def __init__(self, rt_mod, device=None, memory_cfg=None, profile: bool = False,
+                 native_chains: bool = True):
         from .executable import Executable
         if isinstance(rt_mod, Module):
             rt_mod = Executable.from_module(rt_mod)
@@ -65,6 +73,7 @@ class VirtualMachine:
         if self.device.device_type != kDLCPU:
             raise RuntimeError_(NO_GPU_MESSAGE.format(what=f"VirtualMachine on {self.device}"))
         self.executable = rt_mod
+        self.native_chains = native_chains and not profile
         self._functions: dict[str, VMFunction] = {}
         self._inputs: dict[str, tuple] = {}
         self._outputs: dict = {}
@@ -174,6 +183,8 @@ class VMFunction:
         self._instructions, self._texts = _Linker(vm, self.name).link_block(code["code"])
         self._result = code["result"]
         self._busy = False
+        self.native = link_chain(self.name, code, self._template, vm.executable.lib) \
+            if vm.native_chains else None
 
     def _make_template(self) -> list:
         regs = [None] * self._code["num_regs"]
@@ -199,6 +210,8 @@ class VMFunction:
 
     def invoke_converted(self, converted: tuple):
         """Run on arguments already passed through :meth:`convert_args`."""
+        if self.native is not None:
+            return self.native.run(converted[0], self._param_regs)[self._result]
         if self._busy:      # a recursive call: planned storages must not be shared
             regs = self._make_template()
         else:
