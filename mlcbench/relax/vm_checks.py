@@ -82,7 +82,7 @@ def _numpy_converter(where: str, dtype: str, static):
         if allocate is None or value.shape != static:
             return nd.array(value)
         copy = allocate()
-        np.copyto(copy._array, value)
+        copy._array[...] = value
         return copy
 
     return convert
