@@ -3,11 +3,14 @@
 Run: ``python benchmarks/relax_vm.py [--kernels 64]``.
 
 A chain of K tiny kernels (``y = x + 1`` on 8 floats) is built with ``relax.build`` and
-timed with the VM's ``time_evaluator`` for K = 1 and K = ``--kernels``. The slope is the
-time per kernel call through the VM; minus the kernel's own time through
-``lib.time_evaluator`` (a direct ctypes call) it is the VM's *overhead per kernel call*.
-The intercept is the fixed cost of one ``vm["main"](x)`` (argument checks, register
-setup). Timings drift on this machine: read them as microseconds, not to the digit.
+timed with the VM's ``time_evaluator`` for K = 1 and K = ``--kernels``, run as one native
+call (:mod:`mlcbench.relax.vm_native`, the default for such a function) and by one
+Python closure per kernel (``native_chains=False``). The slope is the time per kernel
+call through the VM; minus the kernel's own time through ``lib.time_evaluator`` (a
+direct ctypes call) it is the VM's *overhead per kernel call* (negative for the native
+chain: it saves the ctypes call itself). The intercept is the fixed cost of one
+``vm["main"](x)`` (argument checks, register setup). Timings drift on this machine:
+read them as microseconds, not to the digit.
 """
 from __future__ import annotations
 
@@ -43,15 +46,20 @@ def vm_overhead(kernels: int) -> dict:
     times = {}
     for k in (1, kernels):
         ex = relax.build(chain(k), "llvm", pipeline="vm_lowering")     # one call per kernel
-        times[k] = seconds_per_call(relax.VirtualMachine(ex, tvm.cpu()), x)
+        for native in (True, False):
+            vm = relax.VirtualMachine(ex, tvm.cpu(), native_chains=native)
+            times[k, native] = seconds_per_call(vm, x)
     kernel = ex.lib.function_names[0]
     a, b = tvm.nd.array(x), tvm.nd.empty((8,), "float32")
     raw = min(ex.lib.time_evaluator(kernel, tvm.cpu(), number=20000, repeat=5)(a, b).results)
     checked = min(tvm.runtime.measure(ex.lib[kernel], (a, b), number=20000, repeat=5).results)
-    per_kernel = (times[kernels] - times[1]) / (kernels - 1)
-    return {"per kernel call": per_kernel, "kernel alone (raw ctypes)": raw,
-            "VM overhead per kernel call": per_kernel - raw,
-            "fixed cost per vm['main'] call": times[1] - per_kernel,
+    figures = {}
+    for native, label in ((True, "native chain"), (False, "closures")):
+        per_kernel = (times[kernels, native] - times[1, native]) / (kernels - 1)
+        figures.update({f"{label}: per kernel call": per_kernel,
+                        f"{label}: VM overhead per kernel call": per_kernel - raw,
+                        f"{label}: fixed cost per vm['main'] call": times[1, native] - per_kernel})
+    return {**figures, "kernel alone (raw ctypes)": raw,
             "lib[kernel](a, b) (checked PackedFunc)": checked}
 
 
@@ -83,7 +91,7 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=64)
     args = parser.parse_args()
     for name, seconds in vm_overhead(args.kernels).items():
-        print(f"{name:<42} {seconds * 1e6:8.2f} us")
+        print(f"{name:<50} {seconds * 1e6:8.2f} us")
     print("\nCourse MLP, high-level ops legalized, unfused:\n" + mlp_memory())
 
 
