@@ -1,6 +1,9 @@
 """batch_norm (inference), layer_norm and lrn against numpy."""
+import re
+
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mlcbench import te, topi
 from mlcbench.topi import testing as ref
@@ -38,3 +41,30 @@ def test_lrn(run_te, rng):
     y = topi.nn.lrn(x, 5, 1, 1e-2, 0.75, 2.0)
     expected = ref.lrn_python(a, 5, 1, 1e-2, 0.75, 2.0)
     np.testing.assert_allclose(run_te([x], y, [a]), expected, rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=12, deadline=None)
+@given(size=st.integers(1, 6), beta=st.sampled_from([0.75, 0.5, 1.0, 0.6]),
+       axis=st.integers(0, 2), channels=st.integers(1, 9), seed=st.integers(0, 2**16))
+def test_lrn_matches_numpy_for_any_window_and_exponent(size, beta, axis, channels, seed,
+                                                       run_te):
+    """Even and odd windows (wider than the axis too), along any axis; the exponents
+    taken by square roots and the one left to pow."""
+    shape = [3, 4, 5]
+    shape[axis] = channels
+    a = np.random.default_rng(seed).standard_normal(shape).astype("float32")
+    x = te.placeholder(a.shape, name="x")
+    got = run_te([x], topi.nn.lrn(x, size, axis, 1e-2, beta, 2.0), [a])
+    np.testing.assert_allclose(got, ref.lrn_python(a, size, axis, 1e-2, beta, 2.0),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("beta, uses_pow", [(0.75, False), (0.5, False), (0.6, True)])
+def test_lrn_is_one_elementwise_stage(beta, uses_pow):
+    """No reduction and no separate sum of squares, so the row vectorizes; pow only for
+    an exponent square roots do not give."""
+    x = te.placeholder((1, 8, 5, 5), name="x")
+    text = te.create_prim_func([x, topi.nn.lrn(x, 5, 1, 1e-4, beta, 1.0)]).script()
+    assert re.findall(r'with T\.block\("(\w+)"\)', text) == ["root", "T_lrn"], text
+    assert "T.init()" not in text, text
+    assert ("T.pow(" in text) == uses_pow, text
