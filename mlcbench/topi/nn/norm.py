@@ -1,12 +1,11 @@
 """Normalizations: ``batch_norm`` (inference), ``layer_norm`` and ``lrn``."""
 from __future__ import annotations
 
-from ...te import comm_reducer, reduce_axis, sum as te_sum
+from ...te import comm_reducer, reduce_axis
 from ...te.operation import compute
 from ...tir import op as tir_op
 from ...tir.expr import Let, Var, const
 from ..utils import normalize_axes, normalize_axis, prod
-from .pad import pad
 
 
 def batch_norm(data, gamma, beta, moving_mean, moving_var, axis: int = 1,
