@@ -6,13 +6,15 @@ array with one row per thread (``(threads, lanes)``, or ``(1, lanes)`` when the 
 for all), so a statement costs a handful of numpy calls however many threads run it.
 A condition that depends on the thread narrows the *mask* of active threads.
 
-Loops are sampled too: a serial loop longer than 3 runs its first, middle and last
-iterations, the middle one standing for all the inner ones (its counts weigh
-``extent - 2``). First and last are traced on their own because reductions initialize
-at the first iteration and guards cut the last. For indices affine in the loop and
-thread variables the first and last iterations and the corner blocks reach every
-extreme address, so out-of-bounds accesses are still found; counts are exact when the
-inner iterations access memory alike (the usual case).
+Loops are sampled too: a serial loop runs its first and last iterations, each
+standing for half of them. When a condition inside the loop depends on its variable
+(a reduction initializing at ``k == 0``, a guard cutting the last tile), it runs its
+first, middle and last iterations instead, the middle one standing for all but the
+first and last. For indices affine in the loop and thread variables the first and last
+iterations and the corner blocks reach every extreme address, so out-of-bounds accesses
+are still found; counts are exact when the iterations access memory alike (the usual
+case). What an access costs is computed once per address pattern (the same pattern
+shifted by whole sectors or bank rows costs the same).
 
 What it checks, raising :class:`~.access.GPUSimulationError`: shared-memory data races
 (two threads, one element, at least one store, no barrier between), out-of-bounds
@@ -35,18 +37,21 @@ import numpy as np
 
 from ...tir import expr as E
 from ...tir import stmt as S
-from ...tir.functor import post_order_visit
-from .access import (AccessCounts, GPUSimulationError, SharedEpoch, global_sectors,
-                     shared_wavefronts)
+from ...tir.functor import post_order_visit, uses_var
+from .access import (BANK_BYTES, BANKS, SECTOR_BYTES, AccessCounts, GPUSimulationError,
+                     SharedEpoch, global_sectors, shared_wavefronts)
 from .evaluate import ExprEvaluator
 from .launch import BLOCK_TAGS, LaunchNest, is_barrier
 
-def sample_iterations(start: int, stop: int) -> list:
-    """(iteration, weight) pairs to trace of ``range(start, stop)``: see the module
-    docstring."""
-    if stop - start <= 3:
+def sample_iterations(start: int, stop: int, branches: bool) -> list:
+    """(iteration, weight) pairs to trace of ``range(start, stop)``; ``branches``: a
+    condition in the body depends on the loop variable. See the module docstring."""
+    extent = stop - start
+    if extent <= (3 if branches else 2):
         return [(i, 1) for i in range(start, stop)]
-    return [(start, 1), ((start + stop) // 2, stop - start - 2), (stop - 1, 1)]
+    if branches:
+        return [(start, 1), ((start + stop) // 2, extent - 2), (stop - 1, 1)]
+    return [(start, extent / 2), (stop - 1, extent / 2)]
 
 
 def sample_blocks(grid: tuple) -> list:
@@ -84,6 +89,7 @@ class KernelTracer(ExprEvaluator):
         self.access_weight = None
         self._loop_facts: dict = {}
         self._expr_deps: dict = {}
+        self._costs: dict = {}
 
     # -- driving ----------------------------------------------------------------------
     def run(self) -> "KernelTracer":
@@ -159,9 +165,10 @@ class KernelTracer(ExprEvaluator):
         if stop <= start:
             return
         saved = self.weight
-        loop = _Loop(stmt.loop_var, 1, True, *self._facts_of(stmt))
+        stored, barrier, branches = self._facts_of(stmt)
+        loop = _Loop(stmt.loop_var, 1, True, stored, barrier)
         self.loops.append(loop)
-        for i, weight in sample_iterations(start, stop):
+        for i, weight in sample_iterations(start, stop, branches):
             inside = mask & (lows <= i) & (i < highs)
             loop.factor, self.weight = weight, saved * weight
             if inside.any():
@@ -172,18 +179,22 @@ class KernelTracer(ExprEvaluator):
         self.weight = saved
 
     def _facts_of(self, loop) -> tuple:
-        """(data vars stored to, holds a barrier) of a loop's body, computed once."""
+        """(data vars stored to, holds a barrier, branches on the loop variable) of a
+        loop's body, computed once."""
         facts = self._loop_facts.get(id(loop))
         if facts is None:
-            stored, barrier = set(), []
+            stored, barrier, conditions = set(), [], []
 
             def visit(node):
                 if isinstance(node, S.BufferStore):
                     stored.add(node.buffer.data)
                 elif is_barrier(node):
                     barrier.append(True)
+                conditions.extend(_conditions(node))
             post_order_visit(loop.body, visit)
-            facts = self._loop_facts[id(loop)] = (frozenset(stored), bool(barrier))
+            branches = uses_var(tuple(conditions), lambda v: v is loop.loop_var)
+            facts = (frozenset(stored), bool(barrier), branches)
+            self._loop_facts[id(loop)] = facts
         return facts
 
     def _deps_of(self, expr):
@@ -307,13 +318,26 @@ class KernelTracer(ExprEvaluator):
         weight = self.weight if self.access_weight is None else self.access_weight
         if weight == 0:
             return
+        requests, transactions, ideal = self._cost(scope, buffer.dtype.itemsize, threads, addrs)
         itemsize = buffer.dtype.itemsize
-        measure = shared_wavefronts if scope == "shared" else global_sectors
-        requests, transactions, ideal = measure(threads, addrs, itemsize, self.warp_size)
         counts.requests += requests * weight
         counts.transactions += transactions * weight
         counts.ideal += ideal * weight
         counts.bytes += addrs.size * itemsize * weight
+
+    def _cost(self, scope: str, itemsize: int, threads, addrs) -> tuple:
+        """What one access costs, memoized on its pattern: shifting every address by
+        whole sectors (global) or bank rows (shared) changes nothing."""
+        row = (SECTOR_BYTES if scope != "shared" else BANKS * BANK_BYTES) // itemsize or 1
+        base = int(addrs.min())
+        key = (scope, itemsize, base % row, addrs.shape, threads.tobytes(),
+               (addrs - (base - base % row)).tobytes())
+        found = self._costs.get(key)
+        if found is None:
+            measure = shared_wavefronts if scope == "shared" else global_sectors
+            found = self._costs[key] = measure(threads, addrs - (base - base % row),
+                                               itemsize, self.warp_size)
+        return found
 
     def _check_race(self, buffer, epoch, threads, addrs, is_write: bool) -> None:
         self.statements.append(self.current)
@@ -346,6 +370,19 @@ class KernelTracer(ExprEvaluator):
         used = {a.tag for a in self.nest.blocks}
         parts = [f"{tag[-1]}={v}" for tag, v in zip(BLOCK_TAGS, self.block) if tag in used]
         return f"blockIdx({', '.join(parts) or '0'})"
+
+
+def _conditions(node) -> list:
+    """The expressions of ``node`` that decide which iterations or branches run."""
+    if isinstance(node, S.IfThenElse):
+        return [node.condition]
+    if isinstance(node, E.Select):
+        return [node.condition]
+    if isinstance(node, E.Call) and node.op == "tir.if_then_else":
+        return [node.args[0]]
+    if isinstance(node, S.For):
+        return [node.min, node.extent]
+    return []
 
 
 def _line(stmt) -> str:
