@@ -26,15 +26,17 @@ def _te_schedule_type():
     return None if module is None else module.Schedule
 
 
-def _scheduled(inputs, args, name):
-    """A te schedule with its arguments, or a tir.Schedule, as a PrimFunc / IRModule."""
+def _scheduled(inputs, args, name, target=None):
+    """A te schedule with its arguments, or a tir.Schedule, as a PrimFunc / IRModule;
+    a te schedule's thread bindings are refused unless ``target`` is a GPU."""
     te_schedule = _te_schedule_type()
     if te_schedule is not None and isinstance(inputs, te_schedule):
         if args is None:
             from ..ir.errors import ScheduleError
             raise ScheduleError("build/lower of a te schedule needs its arguments: "
                                 "build(s, [A, B, C], target='llvm')")
-        inputs.refuse_thread_bindings()     # lowering and code generation are the CPU's
+        if not _tir.as_target(target).is_gpu:
+            inputs.refuse_thread_bindings()
         return inputs.to_prim_func(list(args), name or "main")
     from ..tir.schedule import Schedule
     return inputs.mod if isinstance(inputs, Schedule) else inputs
@@ -57,24 +59,25 @@ def build(inputs, args=None, target=None, name=None, *, target_host=None):
             name = target if name is None else name
             target, args = args, None
     else:
-        resolve_target(target)      # a GPU target is refused before the schedule is read
-    return _tir.build(_scheduled(inputs, args, name), target, name)
+        _tir.as_target(target)      # a bad target is refused before the schedule is read
+    return _tir.build(_scheduled(inputs, args, name, target), target, name)
 
 
-def lower(inputs, args=None, name: str = "main", simple_mode: bool = False):
+def lower(inputs, args=None, name: str = "main", simple_mode: bool = False, target=None):
     """Lower scheduled TensorIR (or a te schedule with ``args``) for code generation.
 
     ``simple_mode=True`` is TVM's way to print the compact loop nest, without the loop
     partitioning its pipeline otherwise runs; this pipeline never partitions loops
     (:func:`~mlcbench.tir.transform.default_lowering_pipeline`), so both values give
-    that compact form.
+    that compact form. A GPU ``target`` (``"cuda"``) gives the GPU lowered form
+    (:func:`mlcbench.tir.transform.lower_gpu`: host launches and device kernels).
     """
     if not isinstance(simple_mode, bool):
         raise InvalidTypeError(f"lower: simple_mode must be True or False, found "
                                f"{type(simple_mode).__name__} {simple_mode!r}")
     if isinstance(args, str):
         name, args = args, None
-    return _tir.lower(_scheduled(inputs, args, name), name)
+    return _tir.lower(_scheduled(inputs, args, name, target), name, target=target)
 
 
 def compile_module(mod, target=None, **kwargs):

@@ -35,16 +35,16 @@ from . import expr as E
 from .analysis.scalar_access import scalar_access_checks
 from .function import PrimFunc
 
-__all__ = ["as_module", "build", "build_lowered", "kernel_spec", "kernel_symbol", "lower",
-           "resolve_target"]
+__all__ = ["as_module", "as_target", "build", "build_lowered", "kernel_spec", "kernel_symbol",
+           "lower", "resolve_target"]
 
 
 def lower(mod_or_func, name: str = "main", target=None) -> IRModule:
     """Lower scheduled TensorIR to the form code generation consumes (``mlcbench.lower``);
     with a GPU ``target``, to the GPU lowered form (``lower_gpu``)."""
-    if _as_target(target).is_gpu:
+    if as_target(target).is_gpu:
         from .transform.lower_gpu import lower_gpu
-        return lower_gpu(mod_or_func, _as_target(target), name)
+        return lower_gpu(mod_or_func, as_target(target), name)
     from .transform.pipeline import lower as lower_pipeline
     return lower_pipeline(mod_or_func, name)
 
@@ -58,8 +58,8 @@ def build(mod_or_func, target=None, name: str | None = None) -> Module:
     A second build of structurally equal functions for the same target loads their
     machine code from the kernel cache (:mod:`mlcbench.codegen.kernel_cache`).
     """
-    if _as_target(target).is_gpu:
-        return build_gpu_target(as_module(mod_or_func, name), _as_target(target))
+    if as_target(target).is_gpu:
+        return build_gpu_target(as_module(mod_or_func, name), as_target(target))
     target = resolve_target(target)
     mod = as_module(mod_or_func, name)
     return kernel_cache.cached_build(kernel_cache.module_fingerprints(mod), target, "tir.build",
@@ -111,7 +111,9 @@ def _lacks_gpu_codegen(err: ImportError) -> bool:
     return "build_gpu" in str(err)
 
 
-def _as_target(target) -> Target:
+def as_target(target) -> Target:
+    """``target`` as a Target (a string, a dict of the older API, or None: the target in
+    scope, else ``"llvm"``), whatever its kind."""
     if target is None:
         return Target.current() or Target("llvm")
     if isinstance(target, dict):     # {"llvm": ...} style of the older TVM API
@@ -120,7 +122,7 @@ def _as_target(target) -> Target:
 
 
 def resolve_target(target) -> Target:
-    target = _as_target(target)
+    target = as_target(target)
     if not target.is_cpu:
         raise CodegenError(f"build: target {str(target)!r} needs a {target.kind.name} device; "
                            "this runtime compiles for the CPU only (use target='llvm')")

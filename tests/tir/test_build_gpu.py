@@ -67,3 +67,19 @@ def test_opencl_is_described_but_not_built():
     with pytest.raises(CodegenError, match="'opencl' .* is not supported; GPU code is built "
                                            "for 'cuda'"):
         mlcbench.build(_vec_add, target="opencl")
+
+
+def test_a_te_schedule_with_thread_bindings_lowers_for_a_gpu_target():
+    from mlcbench import te
+    A = te.placeholder((1024,), name="A")
+    B = te.compute((1024,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=64)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    lowered = mlcbench.lower(s, [A, B], target="cuda")
+    kernel = lowered["main_kernel0"]
+    assert kernel.body.thread_binding.thread_tag == "blockIdx.x"
+    assert kernel.body.extent.value == 16 and kernel.body.body.extent.value == 64
+    with pytest.raises(mlcbench.ir.ScheduleError, match="binds axis 'i.outer' to 'blockIdx.x'"):
+        mlcbench.lower(s, [A, B])               # the CPU cannot run thread bindings
