@@ -91,9 +91,3 @@ def test_nhwc_pooling_vectorizes_channels(default_schedule, run_te, rng):
                                  (1, 1, 1, 1), "max").transpose(0, 2, 3, 1)
     np.testing.assert_allclose(run_te([x], y, [a]), expected, rtol=1e-6)
 
-
-def test_lrn_matches_reference(run_te, rng):
-    a = rng.standard_normal((1, 8, 5, 16)).astype("float32")
-    x = te.placeholder(a.shape, name="x")
-    np.testing.assert_allclose(run_te([x], topi.nn.lrn(x, 5), [a]), ref.lrn_python(a, 5),
-                               rtol=1e-5, atol=1e-6)

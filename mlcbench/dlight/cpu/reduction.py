@@ -2,8 +2,9 @@
 
 Every reduction block reduces its trailing loops for each "row" (its leading spatial
 loops). The last block's row loops are fused, the earlier blocks are computed at that
-row loop, the row loop runs in parallel when large, and spatial loops inside a row
-are vectorized::
+row loop, the row loop runs in parallel when large (its elements, with an exp or a log
+counted as ``TRANSCENDENTAL_WEIGHT`` elements: ``weighted_work``), and spatial loops
+inside a row are vectorized::
 
     for row in T.parallel(rows):
         for k in range(n): maxelem[row] = max(maxelem[row], x[row, k])
@@ -20,12 +21,17 @@ one vector accumulator walks the row, then its lanes are summed::
 from __future__ import annotations
 
 from ...ir.errors import ScheduleError
+from ...tir.expr import Call
+from ...tir.functor import post_order_visit
 from ...tir.schedule import Schedule
 from ..analysis import block_infos, total_extent
 from ..base import ScheduleRule
 from .tuple_reduction import split_tuple_reductions
 from .common import (PARALLEL_MIN_ELEMENTS, choose_vector_tile, inline_injective_producers,
                      leading_spatial_loops, loop_kinds)
+
+TRANSCENDENTAL = frozenset(f"tir.{name}" for name in ("exp", "log", "tanh", "sigmoid", "erf"))
+TRANSCENDENTAL_WEIGHT = 8
 
 
 def row_count(sch) -> int | None:
@@ -58,12 +64,12 @@ class Reduction(ScheduleRule):
         if not rows or len(leading_spatial_loops(sch, infos[-1])) < rows:
             return None
         lanes = target.vector_lanes(32)
+        work = weighted_work(sch, infos)
         partials = [rf for info in infos if info.is_reduction
                     for rf in [_factor_row_reduction(sch, info, rows, lanes)] if rf]
         infos = block_infos(sch)
         last = infos[-1]
         row_loops = sch.get_loops(last.rv)[:rows]
-        work = total_extent(sch, sch.get_loops(last.rv)) or 0
         row = sch.fuse(*row_loops) if rows > 1 else row_loops[0]
         for info in reversed(infos[:-1]):
             sch.compute_at(info.rv, row)
@@ -74,6 +80,22 @@ class Reduction(ScheduleRule):
         for info in block_infos(sch):
             _vectorize_row_body(sch, info, lanes)
         return sch
+
+
+def weighted_work(sch, infos) -> int:
+    """The last block's elements plus ``TRANSCENDENTAL_WEIGHT`` elements for each exp,
+    log, tanh, sigmoid or erf that a block computes per element, to compare with
+    ``PARALLEL_MIN_ELEMENTS`` (about 100 us on one thread). An inline exp costs about
+    as much as ten plain passes over its elements: softmax 128x1000 takes 0.27 ms on
+    one Zen 1 thread, layer_norm 128x768 (no exp) 0.06 ms."""
+    work = total_extent(sch, sch.get_loops(infos[-1].rv)) or 0
+    for info in infos:
+        calls = []
+        post_order_visit(info.block.body, lambda n: calls.append(n) if (
+            isinstance(n, Call) and n.op in TRANSCENDENTAL) else None)
+        work += TRANSCENDENTAL_WEIGHT * len(calls) * (total_extent(sch, sch.get_loops(info.rv))
+                                                      or 0)
+    return work
 
 
 def _factor_row_reduction(sch, info, rows, lanes):

@@ -88,8 +88,8 @@ def _vectorize_innermost(sch, block, lanes: int) -> None:
 
 
 def _schedule_consumers(sch, reduction: str, row, lanes: int) -> None:
-    """Blocks after the reduction (the average's division, lrn's power) run inside the
-    same row loop when they can, vectorized along the row like the reduction."""
+    """Blocks after the reduction (the average's division, a fused activation) run
+    inside the same row loop when they can, vectorized along the row like the reduction."""
     names = [i.name for i in block_infos(sch)]
     for name in names[names.index(reduction) + 1:]:
         block = sch.get_block(name)
