@@ -34,20 +34,34 @@ class GPUKernel:
         self.name, self.func, self.nest, self.cpu_function = name, func, nest, cpu_function
 
     def buffers(self, values: list) -> tuple:
-        """Arguments for the CPU function and the tracer's {data var: flat array}."""
-        args, globals_ = [], {}
+        """(arguments for the CPU function, the tracer's bindings): flat arrays by data
+        var, and the values of scalar params and symbolic dimensions by var."""
+        args, bindings = [], {}
         for param, value in zip(self.func.params, values):
             buffer = self.func.buffer_map.get(param)
             if buffer is None:
                 args.append(value)
+                bindings[param] = value
                 continue
-            shape = tuple(int(d) for d in buffer.shape)
-            if value.size != int(np.prod(shape)):
-                raise ArgumentValueError(f"kernel {self.name}: buffer {buffer.name!r} needs "
-                                         f"{int(np.prod(shape))} elements, found {value.size}")
-            args.append(value.reshape(shape))
-            globals_[buffer.data] = value.reshape(-1)
-        return args, globals_
+            args.append(self._shaped(buffer, value, bindings))
+            bindings[buffer.data] = value.reshape(-1)
+        return args, bindings
+
+    def _shaped(self, buffer, value, bindings) -> np.ndarray:
+        """``value`` in ``buffer``'s shape; symbolic dimensions are bound from it."""
+        dims = [d.value if isinstance(d, E.IntImm) else d for d in buffer.shape]
+        if any(isinstance(d, E.Var) for d in dims):
+            if value.ndim != len(dims):
+                raise ArgumentValueError(f"kernel {self.name}: buffer {buffer.name!r} has "
+                                         f"{len(dims)} dimensions, found shape {value.shape}")
+            for dim, size in zip(dims, value.shape):
+                if isinstance(dim, E.Var):
+                    bindings[dim] = size
+            return value
+        if value.size != int(np.prod(dims)):
+            raise ArgumentValueError(f"kernel {self.name}: buffer {buffer.name!r} needs "
+                                     f"{int(np.prod(dims))} elements, found {value.size}")
+        return value.reshape(dims)
 
 
 class HostFunction:
@@ -91,6 +105,15 @@ class HostFunction:
                 f"{self.name}: argument {name!r} is on {arg.device}, but {self.name} runs on "
                 f"cuda(0); copy it with mlcbench.nd.array(x, mlcbench.cuda(0)) or "
                 f"x.copyto(mlcbench.cuda(0))")
+        buffer = self.func.buffer_map[param]
+        if str(arg.dtype) != str(buffer.dtype):
+            raise ArgumentValueError(f"{self.name}: argument {name!r}: expected dtype "
+                                     f"{buffer.dtype}, found {arg.dtype}")
+        want = [d.value if isinstance(d, E.IntImm) else None for d in buffer.shape]
+        if len(want) != len(arg.shape) or any(w not in (None, g) for w, g in zip(want, arg.shape)):
+            shape = tuple(w if w is not None else str(d) for w, d in zip(want, buffer.shape))
+            raise ArgumentValueError(f"{self.name}: argument {name!r}: expected shape "
+                                     f"{shape}, found {tuple(arg.shape)}")
         return arg._array
 
     def launch_args(self, launch, env) -> list:

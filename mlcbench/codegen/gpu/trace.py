@@ -54,8 +54,15 @@ def sample_iterations(start: int, stop: int, branches: bool) -> list:
     return [(start, extent / 2), (stop - 1, extent / 2)]
 
 
+ALL_BLOCKS_UP_TO = 8
+"""Grids of at most this many blocks are traced whole."""
+
+
 def sample_blocks(grid: tuple) -> list:
-    """Block coordinates to trace: every corner of the grid and its middle."""
+    """Block coordinates to trace: every corner of the grid and its middle (all blocks
+    of a small grid)."""
+    if np.prod(grid) <= ALL_BLOCKS_UP_TO:
+        return list(itertools.product(*[range(g) for g in grid]))
     corners = itertools.product(*[sorted({0, g - 1}) for g in grid])
     picks = list(dict.fromkeys(list(corners) + [tuple(g // 2 for g in grid)]))
     return picks
@@ -79,6 +86,7 @@ class KernelTracer(ExprEvaluator):
     """Traces one kernel; ``counts`` and ``flops`` hold grid-wide totals afterwards."""
 
     def __init__(self, nest: LaunchNest, globals_: dict, warp_size: int = 32):
+        """``globals_``: flat arrays by data var, scalar values by var."""
         super().__init__(nest.num_threads)
         self.nest, self.globals, self.warp_size = nest, globals_, warp_size
         self.counts: dict = {}
@@ -98,8 +106,10 @@ class KernelTracer(ExprEvaluator):
         tids = np.arange(self.num_threads)
         for block in blocks:
             self.block = block
-            self.env = {a.var: np.array([[block[BLOCK_TAGS.index(a.tag)]]])
-                        for a in self.nest.blocks}
+            self.env = {var: np.array([[value]]) for var, value in self.globals.items()
+                        if not isinstance(value, np.ndarray)}
+            self.env.update({a.var: np.array([[block[BLOCK_TAGS.index(a.tag)]]])
+                             for a in self.nest.blocks})
             stride = 1
             for axis in self.nest.threads:
                 self.env[axis.var] = ((tids // stride) % axis.extent)[:, None]
@@ -260,7 +270,7 @@ class KernelTracer(ExprEvaluator):
         if buffer.data in self.memory:
             return self.memory[buffer.data]
         found = self.globals.get(buffer.data)
-        if found is None:
+        if not isinstance(found, np.ndarray):
             raise GPUSimulationError(f"kernel {self.nest.name!r}: buffer {buffer.name!r} is "
                                      "neither a kernel parameter nor allocated in the kernel")
         return found

@@ -113,3 +113,40 @@ def test_device_source_is_offered_as_cuda_c():
     rt_mod = build(VECTOR_ADD, n=32, threads=32, blocks=1)
     source = rt_mod.imported_modules[0].get_source()
     assert "main_kernel0" in source and "threadIdx.x" in source
+
+
+SCALED_COPY = '''
+from mlcbench.script import tir as T
+
+@T.prim_func
+def main_kernel0(a: T.handle, b: T.handle, alpha: T.float32):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            if bx * 32 + tx < n:
+                B[bx * 32 + tx] = A[bx * 32 + tx] * alpha
+'''
+
+
+@pytest.mark.parametrize("n", [100, 128])
+def test_scalar_parameters_and_symbolic_sizes(n):
+    rt_mod = build(SCALED_COPY)
+    a_np = np.random.rand(n).astype("float32")
+    b = on_gpu(np.zeros(n, "float32"))
+    prof = rt_mod.profile("main_kernel0", on_gpu(a_np), b, 2.0)
+    np.testing.assert_allclose(b.numpy(), a_np * 2)
+    assert prof.flops == n                          # small grids are traced whole
+
+
+def test_arguments_of_the_wrong_dtype_or_shape_are_refused_naming_them():
+    rt_mod = build(VECTOR_ADD, n=32, threads=32, blocks=1)
+    good = on_gpu(np.zeros(32, "float32"))
+    with pytest.raises(MLCBenchError, match="argument 'B': expected dtype float32, found float64"):
+        rt_mod["main_kernel0"](good, on_gpu(np.zeros(32)), good)
+    with pytest.raises(MLCBenchError, match=r"argument 'C': expected shape \(32,\), found \(16,\)"):
+        rt_mod["main_kernel0"](good, good, on_gpu(np.zeros(16, "float32")))
+    with pytest.raises(MLCBenchError, match=r"expected 3 arguments \(A, B, C\), found 2"):
+        rt_mod["main_kernel0"](good, good)
