@@ -37,8 +37,12 @@ PUSH_MIN_EXTENT = 16
 """Innermost uniform loops at least this long get the thread loops inside them."""
 
 
+SIMULATED_SCOPES = ("global", "shared", "local")
+
+
 def kernel_as_cpu_func(kernel: PrimFunc, nest: LaunchNest) -> PrimFunc:
     """The CPU PrimFunc that runs every block of ``kernel`` (see the module docstring)."""
+    _check_scopes(kernel, nest.name)
     body = nest.wrap(ThreadDistributor(nest).distribute(nest.body))
     if nest.blocks:
         block = E.Var("block_id", "int32")
@@ -51,6 +55,19 @@ def kernel_as_cpu_func(kernel: PrimFunc, nest: LaunchNest) -> PrimFunc:
         body = S.For(block, E.const(0), E.const(nest.num_blocks), S.ForKind.PARALLEL, body)
     attrs = {k: v for k, v in kernel.attrs.items() if k not in ("calling_conv", "target")}
     return dataclasses.replace(kernel, body=body, attrs=attrs)
+
+
+def _check_scopes(kernel: PrimFunc, name: str) -> None:
+    """Storage the simulator does not model (``warp``: registers shared by a warp) is
+    refused by name instead of being run with the wrong sharing."""
+    def visit(node):
+        if isinstance(node, S.Allocate):
+            scope = node.buffer.scope.split(".")[0]
+            if scope not in SIMULATED_SCOPES:
+                raise CodegenError(f"kernel {name!r}: buffer {node.buffer.name!r} has storage "
+                                   f"scope {node.buffer.scope!r}; the simulated GPU runs "
+                                   f"{', '.join(SIMULATED_SCOPES)} memory only")
+    post_order_visit(kernel.body, visit)
 
 
 class ThreadDistributor:

@@ -136,3 +136,17 @@ def test_two_kernels_pass_an_intermediate_through_global_memory():
     np.testing.assert_allclose(c.numpy(), a_np[::-1] * 2 + 1, rtol=1e-6)
     assert [k.name for k in prof.kernels] == ["main_kernel0", "main_kernel1"]
     assert [k.grid for k in prof.kernels] == [(2, 1, 1), (4, 1, 1)]
+
+
+WARP_SCOPE = '''
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        red_data = T.allocate([32], "float32", "warp")
+        red = T.decl_buffer((32,), "float32", data=red_data, scope="warp")
+        red[tx] = A[tx]
+        B[tx] = red[31 - tx]
+'''
+
+
+def test_warp_storage_is_refused_by_name():
+    with pytest.raises(CodegenError, match="buffer 'red\\w*' has storage scope 'warp'"):
+        build(WARP_SCOPE, 32, 32)
