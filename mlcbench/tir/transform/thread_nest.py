@@ -33,7 +33,8 @@ Rules (see the GPU lowered form in ``lower_gpu``):
 * ``vthread`` loops become serial loops: each thread runs its virtual threads in turn;
 * ``"shared"`` allocations move to the block level (between the blockIdx and the
   threadIdx loops), ``"local"`` ones stay where they are (one copy per thread),
-  ``"global"`` ones must sit above the kernels (the host allocates them);
+  ``"global"`` ones must sit above the kernels (the host allocates them); ``"warp"``
+  is refused (it needs warp shuffles);
 * a statement outside every thread-bound loop is an error naming it, and so is a
   function without thread-bound loops;
 * code inside a kernel outside the loops of a launched ``threadIdx`` tag is run by
@@ -195,6 +196,11 @@ class _NestRewriter(StmtExprMutator):
         if scope.startswith("shared"):
             self.shared.append(alloc)       # in program order: outer ones first
             return self.visit(alloc.body)
+        if scope.startswith("warp"):
+            raise CodegenError(
+                f"{self.plan.kernel_name}: buffer {alloc.buffer.name!r} has storage scope "
+                f"{scope!r}, which this lowering does not support (TVM turns it into warp "
+                "shuffles); use 'shared' or 'local'")
         body = self.visit(alloc.body)
         if scope.startswith("global"):
             raise CodegenError(

@@ -141,12 +141,12 @@ class _Planner:
             divergent = loop
         incoming = self.state.copy()
         body = self.plan(loop.body, divergent)
-        clash = self.state.conflicts(self.summary(loop.body))
+        extent = const_int(loop.extent)
+        clash = self.state.conflicts(self.summary(loop.body)) if extent != 1 else set()
         if clash:       # the next iteration would overwrite or read too early
             if divergent is not None:
                 self.fail_divergent(divergent, self.names(clash))
             body, self.state = seq(body, storage_sync()), _State()
-        extent = const_int(loop.extent)
         if extent is None or extent < 1:
             self.state.add(incoming)
         return loop if body is loop.body else loop.replace(body=body)

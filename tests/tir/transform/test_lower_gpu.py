@@ -271,7 +271,21 @@ def _block_extents_conflict(A: T.Buffer((64,), "float32")):
             A[bx * 8 + bx2] = T.float32(2)
 
 
+@T.prim_func
+def _warp_scope(A: T.Buffer((64,), "float32")):
+    W = T.alloc_buffer((64,), scope="warp")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        with T.block("W"):
+            vi = T.axis.spatial(64, tx)
+            W[vi] = A[vi]
+        with T.block("A"):
+            vi = T.axis.spatial(64, tx)
+            A[vi] = W[63 - vi]
+
+
 @pytest.mark.parametrize("func,match", [
+    (_warp_scope, r"main_kernel0: buffer 'W' has storage scope 'warp', which this lowering "
+                  "does not support"),
     (_outside_thread_loops, r"main: statement `A\[0\] = T.float32\(0\)` runs outside every "
                             "thread-bound loop"),
     (_unbound, r"statement `for i in range\(64\):` runs outside every thread-bound loop"),

@@ -76,6 +76,21 @@ def test_a_tile_loop_syncs_before_reading_and_before_the_next_tile_overwrites():
 
 
 @T.prim_func
+def _single_step(A: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        S = T.allocate([32], "float32", "shared")
+        S_1 = T.Buffer((32,), data=S, scope="shared")
+        for k in range(1):
+            S_1[tx] = A[tx]
+            T.tvm_storage_sync("shared")
+            A[tx] = S_1[31 - tx]
+
+
+def test_a_loop_of_one_iteration_has_no_back_edge_to_guard():
+    assert_structural_equal(thread_sync(_single_step), _single_step)
+
+
+@T.prim_func
 def _read_then_write(A: T.Buffer((32,), "float32")):
     for tx in T.thread_binding(32, thread="threadIdx.x"):
         S = T.allocate([32], "float32", "shared")
