@@ -62,7 +62,8 @@ class ExprPrinter:
 
     def _expr_Mod(self, node):
         if node.dtype.is_float:
-            return f"{self.dialect.math('fmod', node.dtype)}({self.expr(node.a)}, {self.expr(node.b)})"
+            fmod = self.dialect.math("fmod", node.dtype)
+            return f"{fmod}({self.expr(node.a)}, {self.expr(node.b)})"
         return self._infix(node)
 
     def _expr_FloorDiv(self, node):
