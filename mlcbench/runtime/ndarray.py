@@ -25,7 +25,7 @@ import numpy as np
 
 from ..ir.dtype import dtype as as_dtype
 from ..ir.errors import RuntimeError_
-from .device import NO_GPU_MESSAGE, Device, as_device, kDLCPU, require_gpu
+from .device import NO_GPU_MESSAGE, Device, as_device, kDLCPU, kDLCUDA, require_gpu
 from .errors import ArgumentTypeError, ArgumentValueError
 
 ALIGNMENT = 64
@@ -197,6 +197,10 @@ class NDArray:
         return self._array.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
+        """Where the bytes are. Arrays of the simulated GPU live in host memory, so they
+        go out as CPU tensors (numpy and torch read them in place)."""
+        if self.device.device_type == kDLCUDA:
+            return (kDLCPU, 0)
         return self.device._dlpack()
 
     to_dlpack = __dlpack__

@@ -70,7 +70,9 @@ def test_arrays_on_the_simulated_gpu_live_in_host_memory(monkeypatch):
     np.testing.assert_array_equal(a.numpy(), np.arange(4))
     a.copyfrom(np.ones(4, "float32"))
     np.testing.assert_array_equal(a.copyto(rt.cpu()).numpy(), np.ones(4))
-    assert a.__dlpack_device__() == (rt.kDLCUDA, 0)
+    # DLPack says where the bytes are: host memory, which numpy reads in place.
+    assert a.__dlpack_device__() == (rt.kDLCPU, 0)
+    assert np.from_dlpack(a).ctypes.data == a.data_ptr
     with pytest.raises(RuntimeError_, match="cuda.1. does not exist"):
         nd.array([1], rt.cuda(1))
 
