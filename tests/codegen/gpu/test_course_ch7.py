@@ -82,7 +82,11 @@ def test_window_sum_with_shared_memory():
     b = tvm.nd.array(np.zeros((1024,), "float32"), dev)
     rt_mod["main"](tvm.nd.array(a_np, dev), b)
     np.testing.assert_allclose(b.numpy(), a_np[:-3] + a_np[1:-2] + a_np[2:-1], rtol=1e-6)
-    assert "__syncthreads()" in rt_mod.imported_modules[0].get_source()
+    device_code = rt_mod.imported_modules[0]
+    assert "__syncthreads()" in device_code.get_source()
+    assert "bar.sync" in device_code.get_source("ptx")
+    with pytest.raises(tvm.ir.errors.MLCBenchError, match="unknown format 'spirv'"):
+        device_code.get_source("spirv")
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["local", "shared"])
