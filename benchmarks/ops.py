@@ -1,12 +1,14 @@
 """Default-scheduled operators against numpy (and onnxruntime's single-op models).
 
-Run: ``python benchmarks/ops.py [--rounds 5] [--threads 2]``.
+Run: ``python benchmarks/ops.py [--rounds 5] [--threads 2] [--only softmax pool]``.
 
 Each operator is written with ``mlcbench.topi``, scheduled by
 ``dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())`` and built. The table
 gives milliseconds and the ratio ``reference time / our time`` (above 1: ours is
 faster). Every contender is timed the same way by ``timing.compare``: the best mean
 per call over several rounds in which ours and the references run one after another.
+The reductions and normalizations (softmax, log_softmax, layer_norm, batch_norm,
+pooling) run at the shapes of a transformer block and of the ONNX light models.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import numpy as np  # noqa: E402
 import mlcbench  # noqa: E402
 from mlcbench import dlight, te, topi  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
+from mlcbench.target.target import host_cpu_name  # noqa: E402
 from mlcbench.topi import testing as ref  # noqa: E402
 from timing import call, compare, kernel  # noqa: E402
 
@@ -62,14 +65,75 @@ def _layer_norm(rows, cols):
             ("LayerNormalization", {"axis": 1, "epsilon": 1e-5}))
 
 
+def _log_softmax(rows, cols):
+    x = te.placeholder((rows, cols), name="x")
+    return ([x], topi.nn.log_softmax(x), [_rand(rows, cols)], ref.log_softmax_python,
+            ("LogSoftmax", {"axis": 1}))
+
+
+def _attention_softmax(heads, rows, cols):
+    x = te.placeholder((heads, rows, cols), name="x")
+    return ([x], topi.nn.softmax(x), [_rand(heads, rows, cols)], ref.softmax_python,
+            ("Softmax", {"axis": -1}))
+
+
+def _batch_norm(c, size):
+    x = te.placeholder((1, c, size, size), name="x")
+    params = [te.placeholder((c,), name=n) for n in ("gamma", "beta", "mean", "var")]
+    rng = np.random.default_rng(c)
+    arrays = [_rand(1, c, size, size)] + [rng.standard_normal(c).astype("float32")
+                                          for _ in range(3)]
+    arrays.append(rng.uniform(0.5, 2.0, c).astype("float32"))   # a variance is positive
+    return ([x] + params, topi.nn.batch_norm(x, *params)[0], arrays, ref.batch_norm_python,
+            ("BatchNormalization", {"epsilon": 1e-5}))
+
+
+def _pool(kind, c, size, kernel, stride, pad):
+    """NCHW max or average pooling (padded taps counted, as ``count_include_pad=1``)."""
+    x = te.placeholder((1, c, size, size), name="x")
+    out = topi.nn.pool2d(x, (kernel,) * 2, (stride,) * 2, (1, 1), (pad,) * 4, kind)
+    attrs = {"kernel_shape": [kernel] * 2, "strides": [stride] * 2, "pads": [pad] * 4}
+    if kind == "avg":
+        attrs["count_include_pad"] = 1
+    return ([x], out, [_rand(1, c, size, size)],
+            lambda a: _numpy_pool(a, kind, kernel, stride, pad),
+            ("MaxPool" if kind == "max" else "AveragePool", attrs))
+
+
+def _numpy_pool(a, kind, kernel, stride, pad):
+    fill = -np.inf if kind == "max" else 0.0
+    padded = np.pad(a, [(0, 0), (0, 0), (pad, pad), (pad, pad)], constant_values=fill)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (kernel, kernel), axis=(2, 3))
+    windows = windows[:, :, ::stride, ::stride]
+    return windows.max(axis=(4, 5)) if kind == "max" else windows.mean(axis=(4, 5))
+
+
+def _global_avg_pool(c, size):
+    x = te.placeholder((1, c, size, size), name="x")
+    return ([x], topi.nn.global_avg_pool2d(x), [_rand(1, c, size, size)],
+            lambda a: a.mean(axis=(2, 3), keepdims=True), ("GlobalAveragePool", {}))
+
+
 WORKLOADS = {
     "dense 1x784x128": lambda: _dense(1, 784, 128),
     "dense 128x1024x1024": lambda: _dense(128, 1024, 1024),
     "dense 1024x1024x1024": lambda: _dense(1024, 1024, 1024),
     "conv2d 3x3 56x56 64->64": lambda: _conv(64, 64, 56, 3),
     "conv2d 1x1 56x56 64->256": lambda: _conv(64, 256, 56, 1),
+    # Reductions and normalizations at the shapes of a transformer block and of the
+    # ONNX light models (resnet50, densenet121, inception, squeezenet, vgg19).
+    "softmax 1x1000": lambda: _softmax(1, 1000),
     "softmax 128x1000": lambda: _softmax(128, 1000),
+    "softmax 12x128x128": lambda: _attention_softmax(12, 128, 128),
+    "log_softmax 128x1000": lambda: _log_softmax(128, 1000),
     "layer_norm 128x768": lambda: _layer_norm(128, 768),
+    "batch_norm 1x64x112x112": lambda: _batch_norm(64, 112),
+    "batch_norm 1x128x28x28": lambda: _batch_norm(128, 28),
+    "max_pool 3x3/2 1x64x112x112": lambda: _pool("max", 64, 112, 3, 2, 1),
+    "max_pool 2x2/2 1x128x112x112": lambda: _pool("max", 128, 112, 2, 2, 0),
+    "avg_pool 3x3/1 1x192x28x28": lambda: _pool("avg", 192, 28, 3, 1, 1),
+    "global_avg_pool 1x2048x7x7": lambda: _global_avg_pool(2048, 7),
+    "global_avg_pool 1x1000x13x13": lambda: _global_avg_pool(1000, 13),
 }
 
 
@@ -125,16 +189,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--only", nargs="*", default=None, help="workload names to run")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="run the workloads whose names contain one of these words")
     args = parser.parse_args()
-    print(f"{'workload':<26}{'ours ms':>9}{'numpy ms':>10}{'vs numpy':>10}"
+    names = [n for n in WORKLOADS if not args.only or any(w in n for w in args.only)]
+    host = Target("llvm")
+    print(f"host CPU {host_cpu_name()}, vector width {host.vector_width_bits} bits "
+          f"({host.vector_lanes(32)} float32 lanes), {args.threads} threads")
+    print(f"{'workload':<30}{'ours ms':>9}{'numpy ms':>10}{'vs numpy':>10}"
           f"{'ort ms':>9}{'vs ort':>8}")
-    for name in args.only or WORKLOADS:
+    for name in names:
         ours, theirs, ort = measure(name, args.rounds, args.threads)
         ort_cols = f"{ort * 1e3:>9.3f}{ort / ours:>7.2f}x" if ort else f"{'-':>9}{'-':>8}"
-        print(f"{name:<26}{ours * 1e3:>9.3f}{theirs * 1e3:>10.3f}{theirs / ours:>9.2f}x"
+        print(f"{name:<30}{ours * 1e3:>9.3f}{theirs * 1e3:>10.3f}{theirs / ours:>9.2f}x"
               f"{ort_cols}", flush=True)
-    print(f"threads: {args.threads}; ratio = reference time / ours (above 1: ours faster)")
+    print("ratio = reference time / ours (above 1: ours faster)")
 
 
 if __name__ == "__main__":
