@@ -132,7 +132,7 @@ class KernelTracer(ExprEvaluator):
 
     def _exec_BufferStore(self, stmt, mask):
         self.current = stmt
-        index = self.eval(stmt.indices[0], mask)
+        index = self._flat_index(stmt.buffer, stmt.indices, mask)
         value = self.eval(stmt.value, mask)
         self.store(stmt.buffer, index, value, mask)
 
@@ -229,8 +229,16 @@ class KernelTracer(ExprEvaluator):
         post_order_visit(expr, visit)
         return None if data else found
 
+    def _flat_index(self, buffer, indices, mask):
+        """The element index into the buffer's storage (after its ``elem_offset``)."""
+        index = self.eval(indices[0], mask)
+        offset = buffer.elem_offset
+        if offset is None or (isinstance(offset, E.IntImm) and offset.value == 0):
+            return index
+        return index + self.eval(offset, mask)
+
     def _eval_BufferLoad(self, expr, mask):
-        index = self.eval(expr.indices[0], mask)
+        index = self._flat_index(expr.buffer, expr.indices, mask)
         deps = self._deps_of(expr.indices[0])
         weight = self.block_weight
         for loop in self.loops:
