@@ -30,6 +30,8 @@ from .builder import Builder, ExecutorBuilder, LocalBuilder
 from .cost_model import CostModel
 from .database import Database, JSONDatabase, MemoryDatabase, as_ir_module
 from .executor_pool import as_executor
+from .gpu_measure import SimulatedGPUBuilder, SimulatedGPURunner, check_best
+from .gpu_target import is_gpu_target
 from .runner import ExecutorRunner, LocalRunner, Runner
 from .task_scheduler import TaskScheduler
 from .tune_context import TuneContext
@@ -57,7 +59,11 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
     cost_model
         ``"xgb"``, ``"random"`` or a CostModel.
     builder, runner, database
-        ``"local"`` / ``"local"`` / ``"json"`` (records in ``work_dir``), or objects; a
+        ``"local"`` / ``"local"`` / ``"json"`` (records in ``work_dir``), or objects. For
+        a GPU target (``"cuda"``, ``"nvidia/geforce-rtx-2080-ti"``) ``"local"`` builds
+        and measures on the simulated GPU: the modeled time of each candidate, then the
+        fastest program run once and checked (``SimulatedGPUBuilder`` /
+        ``SimulatedGPURunner``, see :mod:`.gpu_measure`); a
         Dask ``Client`` or a ``concurrent.futures.Executor`` as the builder or the
         runner builds or measures on its workers (``ExecutorBuilder`` /
         ``ExecutorRunner`` with their defaults).
@@ -113,11 +119,14 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
             database.path_tuning_record)
         print(resume_message(database, where, max_trials_global))
     owned = []
+    # GPU targets are measured on the simulated GPU: built and modeled in the builder's
+    # workers, the best program then checked by running it (see gpu_measure)
+    gpu = any(is_gpu_target(task.target) for task in tasks)
     if builder == "local":
-        builder = LocalBuilder()
+        builder = SimulatedGPUBuilder() if gpu else LocalBuilder()
         owned.append(builder)
     if runner == "local":
-        runner = LocalRunner()
+        runner = SimulatedGPURunner() if gpu else LocalRunner()
         owned.append(runner)
     if as_executor(builder) is not None:
         builder = ExecutorBuilder(builder)
@@ -135,6 +144,9 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
                             _as_cost_model(cost_model, seed), callbacks=list(callbacks or ()),
                             progress_bar=progress_bar, remeasure_top_k=remeasure_top_k,
                             remeasure_rounds=remeasure_rounds)
+        if isinstance(runner, SimulatedGPURunner):
+            for task in tasks:
+                check_best(database, task.mod, task.target)
     finally:
         for part in owned:
             part.shutdown()

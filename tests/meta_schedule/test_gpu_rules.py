@@ -132,6 +132,9 @@ def test_seed_point_is_the_course_hand_schedule():
     assert [lp.extent.value for lp in blocks["C_local"][1][-2:]] == [8, 8]
     vector_loops = [lp for lp in blocks["A_shared"][1] if lp.kind.name == "VECTORIZED"]
     assert [lp.extent.value for lp in vector_loops] == [4]
+    exact = VerifyGPUCode(lower=True)       # lowered, as the builder will
+    exact._initialize_with_tune_context(type("Context", (), {"target": GPU})())
+    assert exact.apply(seed), exact.last_error
 
 
 @T.prim_func

@@ -15,6 +15,11 @@ checks, per kernel (a nest of ``blockIdx`` loops):
 * local buffers of a thread within its registers (255 at most, fewer when
   ``registers_per_block`` is shared by many threads).
 
+These are read from the scheduled program, before lowering (lowering a candidate costs
+a second; the search checks hundreds). ``VerifyGPUCode(lower=True)`` also lowers it with
+``tir.transform.lower_gpu``, whose own check of the lowered kernels is exact; the
+builder does that anyway, so a candidate that slips through fails its build.
+
 ``last_error`` says which limit a rejected candidate broke::
 
     VerifyGPUCode().apply(sch)   # False
@@ -42,7 +47,8 @@ class VerifyGPUCode(Postproc):
     True
     """
 
-    def __init__(self):
+    def __init__(self, lower: bool = False):
+        self.lower = lower
         self.last_error: str | None = None
 
     def apply(self, sch) -> bool:
@@ -55,7 +61,23 @@ class VerifyGPUCode(Postproc):
                 self.last_error = check_kernel(kernel, limits)
                 if self.last_error:
                     return False
-        return True
+        if self.lower:
+            self.last_error = _lowering_problem(sch.mod, self.target)
+        return self.last_error is None
+
+    def __repr__(self) -> str:
+        return f"VerifyGPUCode(lower={self.lower})"
+
+
+def _lowering_problem(mod, target) -> str | None:
+    """What ``lower_gpu`` (with its exact per-kernel limits check) refuses, or None."""
+    from ...ir.errors import MLCBenchError
+    from ...tir.transform import lower_gpu
+    try:
+        lower_gpu(mod, target)
+    except MLCBenchError as err:
+        return f"{type(err).__name__}: {err}"
+    return None
 
 
 def _kernels(body) -> list:
