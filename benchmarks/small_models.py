@@ -1,7 +1,7 @@
 """Small models end to end against onnxruntime, torch and numpy: where a few tiny kernels
 meet the VM, the argument checks and the allocation of every call.
 
-Run: ``python benchmarks/small_models.py [--rounds 15] [--threads 2]`` (about a minute;
+Run: ``python benchmarks/small_models.py [--rounds 30] [--threads 2]`` (about two minutes;
 onnxruntime and torch are optional).
 
 Models: the digits MLP (64-128-10) and CNN of ``datasets/`` at batch 1 and 64, and a
@@ -176,7 +176,7 @@ def measure(name: str, batch: int, rounds: int, threads: int) -> dict:
         got = got.numpy() if hasattr(got, "numpy") else got
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4, err_msg=key)
     return compare({k: call(lambda run=run: run(x)) for k, run in runs.items()}, rounds,
-                   min_repeat_ms=2)
+                   min_repeat_ms=1)
 
 
 def ratio(best: dict, reference: str, ours_key: str) -> str:
@@ -185,7 +185,7 @@ def ratio(best: dict, reference: str, ours_key: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     host = Target("llvm")

@@ -67,10 +67,3 @@ def test_threads_never_get_the_same_array():
 def test_a_dtype_without_an_mlcbench_equivalent_is_refused_when_made():
     with pytest.raises(ArgumentValueError, match="no mlcbench equivalent"):
         fixed_shape_allocator((2,), "complex64")
-
-
-def test_address_of_matches_numpy_for_writable_read_only_and_empty_arrays():
-    writable = np.arange(6, dtype="float32").reshape(2, 3)
-    read_only = np.frombuffer(b"\0" * 16, dtype="float32")
-    for data in (writable, writable[1], read_only, np.empty((0,), "float32")):
-        assert nd.address_of(data) == data.ctypes.data

@@ -181,3 +181,12 @@ def test_same_as_and_np_asarray():
     assert arr.same_as(arr) and not arr.same_as(nd.array([1, 2, 3]))
     assert np.asarray(arr).tolist() == [1, 2, 3]
     assert arr.asnumpy().tolist() == [1, 2, 3]
+
+
+def test_address_of_matches_numpy_for_writable_read_only_and_empty_arrays():
+    writable = np.arange(6, dtype="float32").reshape(2, 3)
+    read_only = np.frombuffer(b"\0" * 16, dtype="float32")
+    for data in (writable, writable[1], read_only, np.empty((0,), "float32")):
+        assert nd.address_of(data) == data.ctypes.data
+    for made in (nd.array(writable), nd.empty((3, 5), "int8"), nd.array(read_only)):
+        assert made.data_ptr == made._array.ctypes.data and made.data_ptr % nd.ALIGNMENT == 0
