@@ -97,6 +97,10 @@ def vectorize_and_parallelize(sch, info: BlockInfo, lanes: int) -> None:
     if len(loops) == len(all_loops) and _vectorize_last_alone(sch, loops, lanes):
         _vectorize_last_loop(sch, loops, lanes, parallel=work >= PARALLEL_MIN_ELEMENTS)
         return
+    row = _short_row(sch, loops, lanes) if len(loops) == len(all_loops) else None
+    if row is not None:
+        _vectorize_short_row(sch, loops, row, lanes, parallel=work >= PARALLEL_MIN_ELEMENTS)
+        return
     if len(loops) == len(all_loops):
         fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
         extent = total_extent(sch, [fused]) or 0
@@ -119,6 +123,29 @@ def _vectorize_last_alone(sch, loops, lanes: int) -> bool:
     (``x[i, j - 1]``) needs a division per element and the vectorizer gives up
     (a 3x3 convolution's pad of 64x58x58: 0.8 ms fused, scalar)."""
     return len(loops) > 1 and (total_extent(sch, loops[-1:]) or 0) >= 2 * lanes
+
+
+def _short_row(sch, loops, lanes: int):
+    """The index of the innermost loop of more than one iteration when it is a row of
+    half a vector or more under outer loops, else None. Such a row is vectorized by
+    itself (with the unit loops after it): fused with the outer loops instead, every index
+    divides the fused counter per element, and an add and relu of 1x272x14x14 ran at
+    1.2-1.4 ms instead of 0.011 (concats and channel shuffles of 14x14 maps too)."""
+    extents = [total_extent(sch, [lp]) or 0 for lp in loops]
+    row = max((n for n, e in enumerate(extents) if e != 1), default=None)
+    if row is None or row == 0 or extents[row] < max(2, lanes // 2):
+        return None
+    return row
+
+
+def _vectorize_short_row(sch, loops, row: int, lanes: int, parallel: bool) -> None:
+    inner = sch.fuse(*loops[row:]) if row < len(loops) - 1 else loops[row]
+    extent = total_extent(sch, [inner])
+    tile = choose_vector_tile(extent, lanes)
+    sch.vectorize(inner if tile >= extent else sch.split(inner, [None, tile])[1])
+    outer = sch.fuse(*loops[:row]) if row > 1 else loops[0]
+    if parallel and (total_extent(sch, [outer]) or 0) >= 2:
+        sch.parallel(outer)
 
 
 def _vectorize_last_loop(sch, loops, lanes: int, parallel: bool) -> None:
