@@ -12,6 +12,10 @@ in steps, each deciding from what it has shown (:func:`next_step`):
 3. a contender, and the first candidate of a workload (nothing to compare with yet),
    gets the full :class:`~.runner.EvaluatorConfig` measurement.
 
+A candidate whose first call alone lasts ``time_limit_factor`` times the best (at least
+``min_time_limit_sec``) is stopped there (:func:`time_limit`) and recorded as a timeout:
+waiting for it to finish would teach nothing more.
+
 Stopping only ever cuts a candidate that measured slower than the best, and timings on a
 busy machine only come out high, so the best program is measured in full. Every result
 says how it was measured (:class:`Measurement`, kept in the tuning record)::
@@ -29,7 +33,7 @@ from ..ir.errors import TuningError
 from .json_lines import expect_field, is_int, is_number
 
 __all__ = ["AdaptiveTiming", "Measurement", "FIRST_CALL", "PROBE", "FULL", "STOP",
-           "next_step", "measure_candidate"]
+           "next_step", "measure_candidate", "time_limit"]
 
 FIRST_CALL, PROBE, FULL, STOP = "first call", "probe", "full", "stop"
 
@@ -45,11 +49,16 @@ class AdaptiveTiming:
         far ends the measurement.
     contender_factor
         A probe within this factor of the best so far earns the full measurement.
+    time_limit_factor, min_time_limit_sec
+        A candidate still running after this many times the best so far (and at least
+        ``min_time_limit_sec``: loading, the first call and the answer check) is stopped.
     """
 
     probe_ms: float = 10.0
     stop_factor: float = 2.0
     contender_factor: float = 1.25
+    time_limit_factor: float = 20.0
+    min_time_limit_sec: float = 2.0
 
     def __post_init__(self):
         if not self.probe_ms > 0:
@@ -58,6 +67,11 @@ class AdaptiveTiming:
             raise TuningError(
                 f"AdaptiveTiming: expected stop_factor >= contender_factor >= 1, found "
                 f"stop_factor={self.stop_factor}, contender_factor={self.contender_factor}")
+        if not (self.time_limit_factor >= self.stop_factor and self.min_time_limit_sec > 0):
+            raise TuningError(
+                f"AdaptiveTiming: expected time_limit_factor >= stop_factor and "
+                f"min_time_limit_sec > 0, found time_limit_factor={self.time_limit_factor}, "
+                f"min_time_limit_sec={self.min_time_limit_sec}")
 
 
 @dataclass(frozen=True)
@@ -101,6 +115,17 @@ def next_step(stage: str, seconds: float, window_ms: float, best_secs: float | N
     if stage == PROBE:
         return FULL if seconds <= policy.contender_factor * best_secs else STOP
     raise TuningError(f"next_step: stage must be {FIRST_CALL!r} or {PROBE!r}, found {stage!r}")
+
+
+def time_limit(best_secs: float | None, policy: AdaptiveTiming,
+               timeout_sec: float | None) -> float | None:
+    """Seconds a candidate may run (load, first call, check and timing): the runner's
+    ``timeout_sec``, shortened to ``time_limit_factor`` times the best known (at least
+    ``min_time_limit_sec``)."""
+    if best_secs is None:
+        return timeout_sec
+    limit = max(policy.min_time_limit_sec, policy.time_limit_factor * best_secs)
+    return limit if timeout_sec is None else min(limit, timeout_sec)
 
 
 def measure_candidate(call, check, timing: tuple, best_secs: float | None,

@@ -29,12 +29,12 @@ import hashlib
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..ir.errors import InvalidValueError, TuningError
-from .adaptive_timing import AdaptiveTiming, Measurement, measure_candidate
+from .adaptive_timing import AdaptiveTiming, Measurement, measure_candidate, time_limit
 from .arg_info import ArgInfo, TensorInfo
 from .builder import local_artifact, remove_artifact
 from .database import MAX_RUN_SECS
@@ -173,13 +173,28 @@ class LocalRunner(Runner):
                 time.sleep(self.cooldown_sec)
             best = self._best_known(inp)
             call = self._call(inp) + (best, self.adaptive if best is not None else None)
-            (outcome,) = self.pool.map(run_in_worker, [call])
+            (outcome,) = self._map_one(call, best)
             result = _as_result(outcome, "local", host, cpu)
             self._remember(inp, result)
             futures.append(RunnerFuture(result))
             if self.cleanup:
                 remove_artifact(inp.artifact_path)
         return futures
+
+    def _map_one(self, call: tuple, best: float | None) -> list:
+        """Run one candidate; with a best to compare with, under a shorter time limit
+        (:func:`~.adaptive_timing.time_limit`) where the pool takes one."""
+        limit = None if best is None else time_limit(best, self.adaptive, self.timeout_sec)
+        if limit is None or not isinstance(self.pool, WorkerPool):
+            return self.pool.map(run_in_worker, [call])
+        outcomes = self.pool.map(run_in_worker, [call], timeout_sec=limit)
+        if outcomes[0].status == "timeout" and (self.timeout_sec is None
+                                                or limit < self.timeout_sec):
+            outcomes[0] = replace(outcomes[0], message=(
+                f"{outcomes[0].message}: {self.adaptive.time_limit_factor:g}x the best "
+                f"time of this workload, {best * 1e3:.3g} ms, or at least "
+                f"{self.adaptive.min_time_limit_sec:g} s"))
+        return outcomes
 
     def _best_known(self, inp: RunnerInput) -> float | None:
         """The best time to compare ``inp`` with: None when it is measured in full."""

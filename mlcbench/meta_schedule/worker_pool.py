@@ -112,8 +112,10 @@ class WorkerPool:
         self._idle: list[_Worker] = []
         self.restarts = 0          # workers replaced after a crash or a timeout
 
-    def map(self, fn, arg_tuples) -> list[Outcome]:
-        """``fn(*args)`` for every tuple in ``arg_tuples`` spread over the workers, in order."""
+    def map(self, fn, arg_tuples, timeout_sec: float | None = None) -> list[Outcome]:
+        """``fn(*args)`` for every tuple in ``arg_tuples`` spread over the workers, in
+        order; ``timeout_sec`` bounds each of these calls instead of the pool's limit."""
+        limit = self.timeout_sec if timeout_sec is None else timeout_sec
         pending = list(enumerate(arg_tuples))[::-1]
         outcomes: list[Outcome | None] = [None] * len(pending)
         busy: dict[Connection, tuple] = {}          # recv_conn -> (worker, index, started)
@@ -122,7 +124,7 @@ class WorkerPool:
             while pending or busy:
                 while pending and len(busy) < self.max_workers:
                     self._dispatch(fn, *pending.pop(), busy, outcomes)
-                self._collect(busy, outcomes)
+                self._collect(busy, outcomes, limit)
         except BaseException:
             # Ctrl-C (or any failure here): a call still running, a hung kernel perhaps,
             # must not outlive the tuning run
@@ -142,26 +144,25 @@ class WorkerPool:
             return
         busy[worker.recv_conn] = (worker, index, time.perf_counter())
 
-    def _collect(self, busy: dict, outcomes: list) -> None:
-        """Wait for the first call to end (or overrun) and record its outcome."""
+    def _collect(self, busy: dict, outcomes: list, limit: float | None) -> None:
+        """Wait for the first call to end (or overrun ``limit``) and record its outcome."""
         if not busy:
             return
         now = time.perf_counter()
         wait_for = None
-        if self.timeout_sec is not None:
-            wait_for = max(0.0, min(started + self.timeout_sec - now
-                                    for _, _, started in busy.values()))
+        if limit is not None:
+            wait_for = max(0.0, min(started + limit - now for _, _, started in busy.values()))
         for conn in wait(list(busy), timeout=wait_for):
             worker, index, started = busy.pop(conn)
             outcomes[index] = self._receive(worker, time.perf_counter() - started)
-        if self.timeout_sec is None:
+        if limit is None:
             return
         now = time.perf_counter()
         for conn, (worker, index, started) in list(busy.items()):
-            if now - started >= self.timeout_sec:
+            if now - started >= limit:
                 del busy[conn]
                 outcomes[index] = Outcome("timeout", message=(
-                    f"no result after the time limit of {self.timeout_sec} s; the worker "
+                    f"no result after the time limit of {limit:g} s; the worker "
                     "was stopped"), seconds=now - started)
                 self._retire(worker, keep=False)
 

@@ -8,7 +8,8 @@ from mlcbench.ir import TuningError
 from mlcbench.meta_schedule import TensorInfo, TuningRecord, Workload
 from mlcbench.meta_schedule.adaptive_timing import (FIRST_CALL, FULL, PROBE, STOP,
                                                     AdaptiveTiming, Measurement,
-                                                    measure_candidate, next_step)
+                                                    measure_candidate, next_step,
+                                                    time_limit)
 from mlcbench.meta_schedule.builder import default_export
 from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput
 from mlcbench.script import tir as T
@@ -99,10 +100,23 @@ def test_only_candidates_clearly_slower_than_the_best_stop_early(first, warm, be
         assert how.method == FULL or first > POLICY.stop_factor * best
 
 
+@pytest.mark.parametrize("best, timeout, limit", [
+    (None, 30.0, 30.0),          # nothing to compare with: the runner's limit
+    (0.010, 30.0, 2.0),          # 20x 10 ms is 0.2 s: at least 2 s
+    (0.500, 30.0, 10.0),         # 20x the best
+    (5.000, 30.0, 30.0),         # never beyond the runner's limit
+    (0.500, None, 10.0),
+])
+def test_time_limit_follows_the_best(best, timeout, limit):
+    assert time_limit(best, POLICY, timeout) == limit
+
+
 @pytest.mark.parametrize("fields, message", [
     (dict(probe_ms=0), "probe_ms must be > 0, found 0"),
     (dict(stop_factor=1.1, contender_factor=1.2), "stop_factor >= contender_factor >= 1"),
     (dict(contender_factor=0.9), "found stop_factor=2.0, contender_factor=0.9"),
+    (dict(time_limit_factor=1.5), "time_limit_factor >= stop_factor"),
+    (dict(min_time_limit_sec=0), "found time_limit_factor=20.0, min_time_limit_sec=0"),
 ])
 def test_adaptive_timing_is_checked(fields, message):
     with pytest.raises(TuningError, match=message):
@@ -137,15 +151,22 @@ def _sleeping_kernel(microseconds: int) -> str:
 def test_runner_remembers_the_best_per_workload_and_stops_slow_candidates():
     args = [TensorInfo("float32", [4])]
     runner = LocalRunner(timeout_sec=10, evaluator_config=EvaluatorConfig(
-        number=2, repeat=2, min_repeat_ms=0), adaptive=AdaptiveTiming(probe_ms=5))
+        number=2, repeat=2, min_repeat_ms=0), adaptive=AdaptiveTiming(
+            probe_ms=5, min_time_limit_sec=1.0))
     fast, slow, unkeyed = _sleeping_kernel(100), _sleeping_kernel(40000), _sleeping_kernel(40000)
+    hanging = _sleeping_kernel(20_000_000)
     try:
         results = [f.result() for f in runner.run([
             RunnerInput(fast, "llvm", args, workload_key="w"),
             RunnerInput(slow, "llvm", args, workload_key="w"),
-            RunnerInput(unkeyed, "llvm", args)])]
+            RunnerInput(unkeyed, "llvm", args),
+            RunnerInput(hanging, "llvm", args, workload_key="w")])]
     finally:
         runner.shutdown()
+    # far slower than the best: stopped at the shorter limit, not the runner's 10 s
+    assert results[3].run_secs is None and results[3].error_msg.startswith(
+        "run timeout: no result after the time limit of 1 s; the worker was stopped: "
+        "20x the best time of this workload")
     assert results[0].measurement.method == FULL and results[0].measurement.best_secs is None
     assert len(results[0].run_secs) == 2
     assert results[1].measurement.method == FIRST_CALL and len(results[1].run_secs) == 1
