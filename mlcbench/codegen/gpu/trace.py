@@ -26,7 +26,9 @@ Loads are counted as a CUDA compiler would leave them after unrolling constant l
 and keeping repeated loads in registers: a load whose index does not change with an
 enclosing loop (and whose buffer that loop does not store to, nor synchronizes)
 counts once per iteration of the loops it does depend on. ``C[i] += A[i, k] * B[k, j]``
-inside ``for j`` loads ``A[i, k]`` once per ``k``, not once per ``(k, j)``.
+inside ``for j`` loads ``A[i, k]`` once per ``k``, not once per ``(k, j)``. An element
+of a global buffer that a loop accesses at one invariant index only (an accumulator
+``C[i, j]`` inside ``for k``) stays in a register: loaded and stored once per loop.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ import numpy as np
 
 from ...tir import expr as E
 from ...tir import stmt as S
+from ...ir.structural import structural_equal
 from ...tir.functor import post_order_visit, uses_var
 from .access import (BANK_BYTES, BANKS, SECTOR_BYTES, AccessCounts, GPUSimulationError,
                      SharedEpoch, global_sectors, shared_wavefronts)
@@ -71,14 +74,19 @@ def sample_blocks(grid: tuple) -> list:
 @dataclass
 class _Loop:
     """An enclosing loop while tracing: the weight of the iteration being traced, whether
-    it is the first traced iteration, and what its body stores to (``barrier``: it synchronizes)."""
+    it is the first traced iteration, what its body stores to (``barrier``: it
+    synchronizes) and the global buffers it only accesses at one loop-invariant index
+    (``promoted``: a compiler keeps that element in a register across the loop)."""
     var: E.Var
     factor: float
     first: bool
     stored: frozenset
     barrier: bool
+    promoted: frozenset
 
     def changes(self, buffer) -> bool:
+        if buffer.data in self.promoted:
+            return False
         return buffer.data in self.stored or (self.barrier and buffer.scope != "local")
 
 
@@ -134,7 +142,21 @@ class KernelTracer(ExprEvaluator):
         self.current = stmt
         index = self._flat_index(stmt.buffer, stmt.indices, mask)
         value = self.eval(stmt.value, mask)
-        self.store(stmt.buffer, index, value, mask)
+        self.access_weight = self._store_weight(stmt.buffer)
+        try:
+            self.store(stmt.buffer, index, value, mask)
+        finally:
+            self.access_weight = None
+
+    def _store_weight(self, buffer) -> float:
+        """A store to an element kept in a register across a loop reaches memory once."""
+        weight = self.block_weight
+        for loop in self.loops:
+            if buffer.data not in loop.promoted:
+                weight *= loop.factor
+            elif not loop.first:
+                return 0.0
+        return weight
 
     def _exec_Evaluate(self, stmt, mask):
         self.current = stmt
@@ -175,8 +197,8 @@ class KernelTracer(ExprEvaluator):
         if stop <= start:
             return
         saved = self.weight
-        stored, barrier, branches = self._facts_of(stmt)
-        loop = _Loop(stmt.loop_var, 1, True, stored, barrier)
+        stored, barrier, branches, promoted = self._facts_of(stmt)
+        loop = _Loop(stmt.loop_var, 1, True, stored, barrier, promoted)
         self.loops.append(loop)
         for i, weight in sample_iterations(start, stop, branches):
             inside = mask & (lows <= i) & (i < highs)
@@ -189,21 +211,26 @@ class KernelTracer(ExprEvaluator):
         self.weight = saved
 
     def _facts_of(self, loop) -> tuple:
-        """(data vars stored to, holds a barrier, branches on the loop variable) of a
-        loop's body, computed once."""
+        """(data vars stored to, holds a barrier, branches on the loop variable, data
+        vars promoted to a register) of a loop's body, computed once."""
         facts = self._loop_facts.get(id(loop))
         if facts is None:
-            stored, barrier, conditions = set(), [], []
+            stored, barrier, conditions, accesses, bound = set(), [], [], {}, {loop.loop_var}
 
             def visit(node):
+                if isinstance(node, (S.BufferStore, E.BufferLoad)):
+                    accesses.setdefault(node.buffer.data, []).append(node)
                 if isinstance(node, S.BufferStore):
                     stored.add(node.buffer.data)
                 elif is_barrier(node):
                     barrier.append(True)
+                elif isinstance(node, (S.For, S.LetStmt, E.Let)):
+                    bound.add(node.loop_var if isinstance(node, S.For) else node.var)
                 conditions.extend(_conditions(node))
             post_order_visit(loop.body, visit)
             branches = uses_var(tuple(conditions), lambda v: v is loop.loop_var)
-            facts = (frozenset(stored), bool(barrier), branches)
+            promoted = {data for data in stored if _one_invariant_index(accesses[data], bound)}
+            facts = (frozenset(stored), bool(barrier), branches, frozenset(promoted))
             self._loop_facts[id(loop)] = facts
         return facts
 
@@ -388,6 +415,16 @@ class KernelTracer(ExprEvaluator):
         used = {a.tag for a in self.nest.blocks}
         parts = [f"{tag[-1]}={v}" for tag, v in zip(BLOCK_TAGS, self.block) if tag in used]
         return f"blockIdx({', '.join(parts) or '0'})"
+
+
+def _one_invariant_index(accesses, bound) -> bool:
+    """Whether these accesses of one global buffer all use one index that none of the
+    loop's own variables (``bound``) changes."""
+    if accesses[0].buffer.scope != "global":
+        return False
+    first = accesses[0].indices
+    return (not uses_var(first, lambda v: v in bound)
+            and all(structural_equal(a.indices, first) for a in accesses[1:]))
 
 
 def _conditions(node) -> list:
