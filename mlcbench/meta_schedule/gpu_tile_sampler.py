@@ -12,7 +12,7 @@ threads, ``max_threads_per_block`` threads, a register tile of 16 per axis and l
 
 :func:`gpu_seed_point` gives the decisions of the course's hand schedule instead (8 x 8
 threads, each computing an 8 x 8 tile, the reduction in steps of 8, inputs fetched with
-4-wide vectors), a point every search measures first.
+4-wide vectors, no unrolling), a point every search measures first.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ MAX_TRIES = 400
 REGISTER_TILE = 16       # the most a thread's tile may span per axis at one level
 REDUCTION_STEP = 64      # the most a shared-memory stage may span of a reduction axis
 SEED_THREADS, SEED_INNER, SEED_K = 8, 8, 8      # per spatial axis; reduction step
-SEED_VECTOR, SEED_UNROLL = 4, 16
+SEED_VECTOR, SEED_UNROLL = 4, 0        # the hand schedule unrolls nothing
 
 
 class GPUTileSampler:
