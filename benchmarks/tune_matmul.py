@@ -12,8 +12,8 @@ Run: ``python benchmarks/tune_matmul.py [--n 1024] [--trials 512] [--work-dir DI
 A work dir of an earlier run is resumed (its records count as the first trials);
 ``--trials 0`` only re-measures the checkpoints of the records already there.
 
-Prints one row per checkpoint and one for the final pick: trials, best GFLOPS, ratio to
-numpy, fraction of the last result, and what the program is (the default schedule, or
+Prints one row per checkpoint and one for the final pick: trials, best GFLOPS and its
+share of the machine's FMA peak (``mlcbench.runtime.machine_peaks``), ratio to numpy, fraction of the last result, and what the program is (the default schedule, or
 the tile sizes sampled for i, j, k and whether B is packed); then the wall time per
 trial split into search, build, run and update.
 """
@@ -31,6 +31,8 @@ import numpy as np  # noqa: E402
 from mlcbench import te  # noqa: E402
 from mlcbench.ir.module import IRModule  # noqa: E402
 from mlcbench import meta_schedule as ms  # noqa: E402
+from mlcbench.runtime.machine_peaks import machine_peaks  # noqa: E402
+from mlcbench.target import Target, host_cpu_name  # noqa: E402
 from mlcbench.tir.build import build  # noqa: E402
 from timing import call, compare, kernel  # noqa: E402
 
@@ -104,12 +106,17 @@ def main() -> None:
             continue
         ours, theirs = time_against_numpy(record.as_schedule().mod, n, args.rounds)
         results.append((label, flops / ours / 1e9, flops / theirs / 1e9, describe(record)))
-    print(f"{'trials':>7} {'GFLOPS':>8} {'numpy GFLOPS':>13} {'vs numpy':>9} {'of last':>8}"
-          f"  program")
+    fastest = max([r[1] for r in results] + [r[2] for r in results], default=None)
+    peaks = machine_peaks(kernel_gflops=fastest)
+    host = Target(TARGET)
+    print(f"host CPU {host_cpu_name()}, vector width {host.vector_width_bits} bits, "
+          f"{host.num_cores} cores; {peaks.describe()}")
+    print(f"{'trials':>7} {'GFLOPS':>8} {'of peak':>8} {'numpy GFLOPS':>13} {'of peak':>8} "
+          f"{'vs numpy':>9} {'of last':>8}  program")
     last = results[-1][1] if results else float("nan")
     for label, ours, theirs, what in results:
-        print(f"{label:>7} {ours:8.1f} {theirs:13.1f} {ours / theirs:8.2f}x {ours / last:7.0%}"
-              f"  {what}")
+        print(f"{label:>7} {ours:8.1f} {peaks.share(ours):>8} {theirs:13.1f} "
+              f"{peaks.share(theirs):>8} {ours / theirs:8.2f}x {ours / last:7.0%}  {what}")
     print_phase_times(rounds)
 
 

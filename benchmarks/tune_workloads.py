@@ -1,0 +1,151 @@
+"""Where tuning pays: ResNet-50 and transformer-block (BERT-base, 128 tokens) kernels,
+their default schedule against the machine's FMA peak, and ``ms.tune_tir`` against the
+default where the default is below 80% of the peak.
+
+Run: ``python benchmarks/tune_workloads.py [--survey-only] [--trials 256] [--only conv]``.
+
+First every workload's default schedule (``dlight`` default CPU rules, what an untuned
+build applies) is built, checked against numpy and timed: GFLOPS and share of the
+peak (``mlcbench.runtime.machine_peaks``). Then each one below ``--threshold`` of the peak
+is tuned for ``--trials`` trials (default design space, evolutionary search, adaptive
+measurement); the tuned program and the default are timed again in interleaved rounds
+(best of ``--rounds``), and the ratio says whether tuning beat the default by 10%.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads: see parallel.py
+
+import numpy as np  # noqa: E402
+
+import mlcbench  # noqa: E402
+from mlcbench import dlight, te, topi  # noqa: E402
+from mlcbench import meta_schedule as ms  # noqa: E402
+from mlcbench.meta_schedule.utils import estimate_flops  # noqa: E402
+from mlcbench.runtime.machine_peaks import machine_peaks  # noqa: E402
+from mlcbench.target import Target, host_cpu_name  # noqa: E402
+from mlcbench.topi import testing as ref  # noqa: E402
+from timing import compare, kernel  # noqa: E402
+
+TARGET = "llvm --num-cores=2"
+
+
+def _conv(c_in, c_out, size, k, stride=1):
+    pad = k // 2
+    x = te.placeholder((1, c_in, size, size), name="x")
+    w = te.placeholder((c_out, c_in, k, k), name="w")
+    return [x, w], topi.nn.conv2d_nchw(x, w, stride, pad, 1), (
+        lambda a, b: ref.conv2d_nchw_python(a, b, stride, (pad,) * 4))
+
+
+def _dense(m, k, n):
+    x, w = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w")
+    return [x, w], topi.nn.dense(x, w), lambda a, b: a @ b.T
+
+
+def _batch_matmul(batch, m, n, k, transpose_b):
+    a = te.placeholder((batch, m, k), name="a")
+    b = te.placeholder((batch, n, k) if transpose_b else (batch, k, n), name="b")
+    return [a, b], topi.nn.batch_matmul(a, b, transpose_b=transpose_b), (
+        lambda x, y: x @ (np.swapaxes(y, 1, 2) if transpose_b else y))
+
+
+WORKLOADS = {
+    "resnet50 conv 7x7/2 224 3->64": lambda: _conv(3, 64, 224, 7, stride=2),
+    "resnet50 conv 1x1 56 64->256": lambda: _conv(64, 256, 56, 1),
+    "resnet50 conv 3x3 56 64->64": lambda: _conv(64, 64, 56, 3),
+    "resnet50 conv 3x3 28 128->128": lambda: _conv(128, 128, 28, 3),
+    "resnet50 conv 1x1 14 256->1024": lambda: _conv(256, 1024, 14, 1),
+    "resnet50 conv 3x3 7 512->512": lambda: _conv(512, 512, 7, 3),
+    "bert dense 128x768x768": lambda: _dense(128, 768, 768),
+    "bert dense 128x768x3072": lambda: _dense(128, 768, 3072),
+    "bert dense 128x3072x768": lambda: _dense(128, 3072, 768),
+    "bert q@k^T 12x128x128x64": lambda: _batch_matmul(12, 128, 128, 64, True),
+    "bert attn@v 12x128x64x128": lambda: _batch_matmul(12, 128, 64, 128, False),
+}
+
+
+class Workload:
+    """One kernel: its unscheduled module, default-scheduled library, arguments."""
+
+    def __init__(self, name: str):
+        inputs, output, self.reference = WORKLOADS[name]()
+        self.name = name
+        self.mod = mlcbench.IRModule({"main": te.create_prim_func(inputs + [output])})
+        self.flops = estimate_flops(self.mod)
+        rng = np.random.default_rng(0)
+        self.inputs = [rng.standard_normal([int(d) for d in t.shape]).astype("float32")
+                       for t in inputs]
+        self.out = np.zeros([int(d) for d in output.shape], "float32")
+        with Target(TARGET):
+            default = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(self.mod)
+        self.default = self.checked(mlcbench.build(default, target=TARGET))
+
+    def checked(self, lib):
+        self.out.fill(0)
+        lib["main"](*self.inputs, self.out)
+        np.testing.assert_allclose(self.out, self.reference(*self.inputs), rtol=2e-3,
+                                   atol=2e-3)
+        return lib
+
+    def timers(self, **libs):
+        return {label: kernel(lib, "main", *self.inputs, self.out) for label, lib in libs.items()}
+
+    def gflops(self, seconds: float) -> float:
+        return self.flops / seconds / 1e9
+
+
+def tune(workload: Workload, trials: int, seed: int):
+    """The tuned library and the tuning wall time per trial."""
+    work_dir = tempfile.mkdtemp(prefix="tune_workloads_")
+    start = time.perf_counter()
+    database = ms.tune_tir(workload.mod, TARGET, work_dir, max_trials_global=trials,
+                           num_trials_per_iter=32, seed=seed, progress_bar=False)
+    per_trial = (time.perf_counter() - start) / trials
+    record = database.query_tuning_record(workload.mod, TARGET)
+    lib = mlcbench.build(record.as_schedule().mod, target=TARGET)
+    return workload.checked(lib), per_trial
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=256)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threshold", type=float, default=0.8)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--survey-only", action="store_true")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="the workloads whose names contain one of these words")
+    args = parser.parse_args()
+    host, peaks = Target(TARGET), machine_peaks()
+    print(f"host CPU {host_cpu_name()}, vector width {host.vector_width_bits} bits, "
+          f"{host.num_cores} cores; {peaks.describe()}; load {os.getloadavg()[0]:.1f}")
+    names = [n for n in WORKLOADS if not args.only or any(w in n for w in args.only)]
+    workloads = [Workload(name) for name in names]
+    print(f"\n{'default schedule':<32}{'ms':>8}{'GFLOPS':>8}{'of peak':>8}")
+    slow = []
+    for w in workloads:
+        seconds = compare(w.timers(default=w.default), args.rounds)["default"]
+        share = w.gflops(seconds) / peaks.gflops
+        print(f"{w.name:<32}{seconds * 1e3:8.3f}{w.gflops(seconds):8.1f}{share:8.0%}")
+        slow += [w] if share < args.threshold else []
+    if args.survey_only or not slow:
+        return
+    print(f"\n{'tuned, ' + str(args.trials) + ' trials':<32}{'s/trial':>8}{'default':>9}"
+          f"{'tuned':>8}{'of peak':>8}{'tuned/default':>15}")
+    for w in slow:
+        tuned, per_trial = tune(w, args.trials, args.seed)
+        best = compare(w.timers(default=w.default, tuned=tuned), args.rounds)
+        speedup = best["default"] / best["tuned"]
+        print(f"{w.name:<32}{per_trial:8.2f}{w.gflops(best['default']):9.1f}"
+              f"{w.gflops(best['tuned']):8.1f}{peaks.share(w.gflops(best['tuned'])):>8}"
+              f"{speedup:14.2f}x  {'beats by 10%' if speedup >= 1.1 else 'not 10% faster'}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
