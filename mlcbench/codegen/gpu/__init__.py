@@ -6,9 +6,9 @@ runtime Module whose functions run on ``mlcbench.cuda(0)``:
 
 * execution (:mod:`.threads`): each kernel becomes one CPU function, blocks as a
   parallel loop, threads as loops pushed down between barriers;
-* counters (:mod:`.trace`, :mod:`.access`): global transactions (coalescing), shared
-  memory bank conflicts, FLOPs, traced with numpy on sample blocks; races on shared
-  memory and out-of-bounds accesses are errors;
+* counters (:mod:`.trace`, :mod:`.access`, :mod:`.sampling`): global transactions
+  (coalescing), shared memory bank conflicts, FLOPs, traced with numpy on sample blocks
+  and iterations; races on shared memory and out-of-bounds accesses are errors;
 * modeled time (:mod:`.model`): a roofline over the target's bandwidth and FLOP rate,
   scaled by occupancy. ``time_evaluator`` reports it; :func:`profile` gives the table.
 """

@@ -32,62 +32,16 @@ of a global buffer that a loop accesses at one invariant index only (an accumula
 """
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...tir import expr as E
 from ...tir import stmt as S
-from ...ir.structural import structural_equal
-from ...tir.functor import post_order_visit, uses_var
+from ...tir.functor import post_order_visit
 from .access import (BANK_BYTES, BANKS, SECTOR_BYTES, AccessCounts, GPUSimulationError,
                      SharedEpoch, global_sectors, shared_wavefronts)
 from .evaluate import ExprEvaluator
 from .launch import BLOCK_TAGS, LaunchNest, is_barrier
-
-def sample_iterations(start: int, stop: int, branches: bool) -> list:
-    """(iteration, weight) pairs to trace of ``range(start, stop)``; ``branches``: a
-    condition in the body depends on the loop variable. See the module docstring."""
-    extent = stop - start
-    if extent <= (3 if branches else 2):
-        return [(i, 1) for i in range(start, stop)]
-    if branches:
-        return [(start, 1), ((start + stop) // 2, extent - 2), (stop - 1, 1)]
-    return [(start, extent / 2), (stop - 1, extent / 2)]
-
-
-ALL_BLOCKS_UP_TO = 8
-"""Grids of at most this many blocks are traced whole."""
-
-
-def sample_blocks(grid: tuple) -> list:
-    """Block coordinates to trace: every corner of the grid and its middle (all blocks
-    of a small grid)."""
-    if np.prod(grid) <= ALL_BLOCKS_UP_TO:
-        return list(itertools.product(*[range(g) for g in grid]))
-    corners = itertools.product(*[sorted({0, g - 1}) for g in grid])
-    picks = list(dict.fromkeys(list(corners) + [tuple(g // 2 for g in grid)]))
-    return picks
-
-
-@dataclass
-class _Loop:
-    """An enclosing loop while tracing: the weight of the iteration being traced, whether
-    it is the first traced iteration, what its body stores to (``barrier``: it
-    synchronizes) and the global buffers it only accesses at one loop-invariant index
-    (``promoted``: a compiler keeps that element in a register across the loop)."""
-    var: E.Var
-    factor: float
-    first: bool
-    stored: frozenset
-    barrier: bool
-    promoted: frozenset
-
-    def changes(self, buffer) -> bool:
-        if buffer.data in self.promoted:
-            return False
-        return buffer.data in self.stored or (self.barrier and buffer.scope != "local")
+from .sampling import TracedLoop, loop_facts, sample_blocks, sample_iterations
 
 
 class KernelTracer(ExprEvaluator):
@@ -152,7 +106,7 @@ class KernelTracer(ExprEvaluator):
         """A store to an element kept in a register across a loop reaches memory once."""
         weight = self.block_weight
         for loop in self.loops:
-            if buffer.data not in loop.promoted:
+            if buffer.data not in loop.facts.promoted:
                 weight *= loop.factor
             elif not loop.first:
                 return 0.0
@@ -197,10 +151,12 @@ class KernelTracer(ExprEvaluator):
         if stop <= start:
             return
         saved = self.weight
-        stored, barrier, branches, promoted = self._facts_of(stmt)
-        loop = _Loop(stmt.loop_var, 1, True, stored, barrier, promoted)
+        facts = self._loop_facts.get(id(stmt))
+        if facts is None:
+            facts = self._loop_facts[id(stmt)] = loop_facts(stmt)
+        loop = TracedLoop(stmt.loop_var, facts)
         self.loops.append(loop)
-        for i, weight in sample_iterations(start, stop, branches):
+        for i, weight in sample_iterations(start, stop, facts.branches):
             inside = mask & (lows <= i) & (i < highs)
             loop.factor, self.weight = weight, saved * weight
             if inside.any():
@@ -209,30 +165,6 @@ class KernelTracer(ExprEvaluator):
                 loop.first = False
         self.loops.pop()
         self.weight = saved
-
-    def _facts_of(self, loop) -> tuple:
-        """(data vars stored to, holds a barrier, branches on the loop variable, data
-        vars promoted to a register) of a loop's body, computed once."""
-        facts = self._loop_facts.get(id(loop))
-        if facts is None:
-            stored, barrier, conditions, accesses, bound = set(), [], [], {}, {loop.loop_var}
-
-            def visit(node):
-                if isinstance(node, (S.BufferStore, E.BufferLoad)):
-                    accesses.setdefault(node.buffer.data, []).append(node)
-                if isinstance(node, S.BufferStore):
-                    stored.add(node.buffer.data)
-                elif is_barrier(node):
-                    barrier.append(True)
-                elif isinstance(node, (S.For, S.LetStmt, E.Let)):
-                    bound.add(node.loop_var if isinstance(node, S.For) else node.var)
-                conditions.extend(_conditions(node))
-            post_order_visit(loop.body, visit)
-            branches = uses_var(tuple(conditions), lambda v: v is loop.loop_var)
-            promoted = {data for data in stored if _one_invariant_index(accesses[data], bound)}
-            facts = (frozenset(stored), bool(barrier), branches, frozenset(promoted))
-            self._loop_facts[id(loop)] = facts
-        return facts
 
     def _deps_of(self, expr):
         """Loop variables ``expr`` depends on (through lets); None: it loads data, so
@@ -415,29 +347,6 @@ class KernelTracer(ExprEvaluator):
         used = {a.tag for a in self.nest.blocks}
         parts = [f"{tag[-1]}={v}" for tag, v in zip(BLOCK_TAGS, self.block) if tag in used]
         return f"blockIdx({', '.join(parts) or '0'})"
-
-
-def _one_invariant_index(accesses, bound) -> bool:
-    """Whether these accesses of one global buffer all use one index that none of the
-    loop's own variables (``bound``) changes."""
-    if accesses[0].buffer.scope != "global":
-        return False
-    first = accesses[0].indices
-    return (not uses_var(first, lambda v: v in bound)
-            and all(structural_equal(a.indices, first) for a in accesses[1:]))
-
-
-def _conditions(node) -> list:
-    """The expressions of ``node`` that decide which iterations or branches run."""
-    if isinstance(node, S.IfThenElse):
-        return [node.condition]
-    if isinstance(node, E.Select):
-        return [node.condition]
-    if isinstance(node, E.Call) and node.op == "tir.if_then_else":
-        return [node.args[0]]
-    if isinstance(node, S.For):
-        return [node.min, node.extent]
-    return []
 
 
 def _line(stmt) -> str:
