@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import threading
 
 from ..ir.errors import CodegenError, RuntimeError_
 from ..runtime.allocator import fixed_shape_allocator
@@ -37,6 +38,7 @@ class NativeChain:
 
     def __init__(self, plan: "_Plan", template: list, lib, keepalive):
         self._plan, self._template, self._keepalive = plan, template, keepalive
+        self._lock = threading.Lock()
         self._table = (ctypes.c_void_p * plan.num_slots)()
         for slot, reg in plan.fixed_data:
             self._table[slot] = template[reg].data_ptr
@@ -53,12 +55,16 @@ class NativeChain:
         regs, table = self._template.copy(), self._table
         for reg, value in zip(param_regs, values):
             regs[reg] = value
-        for reg, slot in self._plan.param_slots:
-            table[slot] = regs[reg].data_ptr
-        for reg, slot, allocate in self._allocations:
-            regs[reg] = out = allocate()
-            table[slot] = out.data_ptr
-        status = self._entry(self._table_address)
+        # One call at a time: the table (and the planned storages) are shared, and a call
+        # from another thread overwriting the table mid-call would have the kernels write
+        # into its outputs, which its caller may already have freed.
+        with self._lock:
+            for reg, slot in self._plan.param_slots:
+                table[slot] = regs[reg].data_ptr
+            for reg, slot, allocate in self._allocations:
+                regs[reg] = out = allocate()
+                table[slot] = out.data_ptr
+            status = self._entry(self._table_address)
         if status:
             self._fail(status)
         return regs

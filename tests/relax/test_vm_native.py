@@ -86,3 +86,27 @@ def test_functions_with_packed_calls_or_branches_keep_the_closures(course_mlp_ex
     vm = relax.VirtualMachine(relax.build(course_mlp_extern, "llvm", pipeline="vm_lowering"),
                               tvm.cpu())
     assert vm["main"].native is None
+
+
+def test_threads_sharing_a_native_function_each_get_their_own_result():
+    import threading
+    rng = np.random.default_rng(1)
+    w0, b0 = rng.standard_normal((16, 32), "float32"), rng.standard_normal(32, "float32")
+    w1, b1 = rng.standard_normal((32, 3), "float32"), rng.standard_normal(3, "float32")
+    main = relax.VirtualMachine(relax.build(_mlp(w0, b0, w1, b1), "llvm"), tvm.cpu())["main"]
+    assert main.native is not None
+    inputs = [rng.standard_normal((1, 16), "float32") for _ in range(4)]
+    failures = []
+
+    def work(x):
+        expected = np.maximum(x @ w0 + b0, 0) @ w1 + b1
+        for _ in range(200):
+            if not np.allclose(main(x).numpy(), expected, rtol=1e-4, atol=1e-4):
+                failures.append(x)
+
+    threads = [threading.Thread(target=work, args=(x,)) for x in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
