@@ -3,7 +3,7 @@ DenseNet-121, Inception v1 and v2, ShuffleNet, ZFNet-512) through ``from_onnx``,
 ``relax.build`` (default schedules, untuned) and the VM, against onnxruntime.
 
 Run: ``python benchmarks/models.py [--models squeezenet resnet50] [--rounds 3]
-[--compile-only]``.
+[--compile-only | --latency-only]``.
 
 Per model: import seconds; ``relax.build`` seconds cold (an empty kernel cache) and from
 the cache (a second process, same cache directory: the model cache's entry, see
@@ -13,7 +13,9 @@ the build); then, unless ``--compile-only``, our latency at batch 1 and onnxrunt
 (best mean of ``--rounds`` interleaved rounds, see ``timing.py``), their ratio (ours /
 onnxruntime: above 1 means slower), and the largest difference from the output stored in
 the wheel and from onnxruntime's. The input is the ramp onnx's backend test feeds these
-models. The cache directory is a temporary one, removed at the end.
+models. The cache directory is a temporary one, removed at the end. ``--latency-only``
+skips the compile columns and builds with the usual kernel cache (``MLCBENCH_CACHE_DIR``
+or the default), so comparing schedules on the large models does not rebuild them cold.
 """
 from __future__ import annotations
 
@@ -89,7 +91,9 @@ def measure_latency(name: str, rounds: int) -> dict:
             "err_ort": float(np.abs(ours - theirs).max())}
 
 
-def measure(name: str, rounds: int, compile_only: bool) -> dict:
+def measure(name: str, rounds: int, compile_only: bool, latency_only: bool = False) -> dict:
+    if latency_only:
+        return measure_latency(name, rounds)
     with tempfile.TemporaryDirectory(prefix="mlcbench-kernel-cache-") as cache_dir:
         cold = build_in_child(name, cache_dir)
         cached = build_in_child(name, cache_dir)
@@ -106,8 +110,10 @@ def measure(name: str, rounds: int, compile_only: bool) -> dict:
 
 
 def print_row(name: str, r: dict) -> None:
-    row = (f"{name:<14}{r['import']:>9.1f}{r['cold']:>9.1f}{r['cached']:>9.2f}"
-           f"{r['cold_cpu']:>9.1f}{r['cached_cpu']:>9.2f}{r['peak_mb']:>9.0f}")
+    row = f"{name:<14}"
+    if "cold" in r:
+        row += (f"{r['import']:>9.1f}{r['cold']:>9.1f}{r['cached']:>9.2f}"
+                f"{r['cold_cpu']:>9.1f}{r['cached_cpu']:>9.2f}{r['peak_mb']:>9.0f}")
     if "ours_ms" in r:
         row += (f"{r['ours_ms']:>10.1f}{r['ort_ms']:>9.2f}{r['ours_ms'] / r['ort_ms']:>8.1f}"
                 f"{r['err_stored']:>12.1e}{r['err_ort']:>10.1e}")
@@ -120,6 +126,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--compile-only", action="store_true",
                         help="only the compile-time and memory columns (no latency)")
+    parser.add_argument("--latency-only", action="store_true",
+                        help="only the latency columns, built with the usual kernel cache")
     parser.add_argument("--build-only", metavar="MODEL", choices=MODELS,
                         help=argparse.SUPPRESS)   # the child process of the compile columns
     args = parser.parse_args()
@@ -129,17 +137,20 @@ def main() -> None:
     host = Target("llvm")
     print(f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits, "
           f"{os.cpu_count()} cores")
-    header = (f"{'model':<14}{'import s':>9}{'cold s':>9}{'cached s':>9}{'cold cpu':>9}"
-              f"{'cch cpu':>9}{'peak MB':>9}")
+    header = f"{'model':<14}"
+    if not args.latency_only:
+        header += (f"{'import s':>9}{'cold s':>9}{'cached s':>9}{'cold cpu':>9}"
+                   f"{'cch cpu':>9}{'peak MB':>9}")
     if not args.compile_only:
         header += f"{'ours ms':>10}{'ort ms':>9}{'ratio':>8}{'err stored':>12}{'err ort':>10}"
     print(header)
     for name in args.models:
-        print_row(name, measure(name, args.rounds, args.compile_only))
-    print("cold s / cached s = relax.build with an empty kernel cache / in a second process "
-          "with the first one's cache, in wall seconds; cold cpu / cch cpu = the same builds' "
-          "CPU seconds, build workers included (steadier on a busy machine); peak MB = the "
-          "cold process's maximum resident memory")
+        print_row(name, measure(name, args.rounds, args.compile_only, args.latency_only))
+    if not args.latency_only:
+        print("cold s / cached s = relax.build with an empty kernel cache / in a second process "
+              "with the first one's cache, in wall seconds; cold cpu / cch cpu = the same "
+              "builds' CPU seconds, build workers included (steadier on a busy machine); "
+              "peak MB = the cold process's maximum resident memory")
     if not args.compile_only:
         print("ratio = mlcbench latency / onnxruntime latency in the same run (untuned, "
               "default schedules; above 1: slower)")
