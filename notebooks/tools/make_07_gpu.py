@@ -234,8 +234,8 @@ print(rt_mod.imported_modules[0].get_source())'''),
 
 print(opencl_source(tvm.tir.transform.lower_gpu(sch.mod, "cuda")))
 ptx = rt_mod.imported_modules[0].get_source("ptx")
-print("\\n".join(line for line in ptx.splitlines()
-                if any(word in line for word in (".target", ".entry", "ld.shared", "bar.sync"))))'''),
+wanted = (".target", ".entry", "ld.shared", "bar.sync")
+print("\\n".join(line for line in ptx.splitlines() if any(w in line for w in wanted)))'''),
     MD("The kernel runs and computes the window sum. `rt_mod.profile` runs it once more "
        "and reports what the GPU would have done; we compare it with the version "
        "without shared memory, built before `cache_read`."),
