@@ -1,6 +1,7 @@
 """Default-scheduled operators against numpy (and onnxruntime's single-op models).
 
-Run: ``python benchmarks/ops.py [--rounds 5] [--threads 2] [--only softmax pool]``.
+Run: ``python benchmarks/ops.py [--rounds 5] [--threads 2] [--only softmax pool]``;
+``--threads 1 --cpu-time`` counts CPU seconds of the calling thread (a busy machine).
 
 Each operator is written with ``mlcbench.topi``, scheduled by
 ``dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())`` and built. The table
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads
 
@@ -166,7 +168,7 @@ def onnx_session(op_type, attrs, arrays, out_shape, threads):
     return lambda: session.run(None, feeds)
 
 
-def measure(name, rounds, threads):
+def measure(name, rounds, threads, cpu_time=False):
     inputs, output, arrays, numpy_fn, (op_type, attrs) = WORKLOADS[name]()
     target = Target(f"llvm --num-cores={threads}")
     mod = mlcbench.IRModule({"main": te.create_prim_func(inputs + [output])})
@@ -176,30 +178,53 @@ def measure(name, rounds, threads):
     out = np.zeros([int(s) for s in output.shape], "float32")
     lib["main"](*arrays, out)
     np.testing.assert_allclose(out, numpy_fn(*arrays), rtol=2e-3, atol=2e-3)
-    contenders = {"ours": kernel(lib, "main", *arrays, out),
-                  "numpy": call(lambda: numpy_fn(*arrays))}
+    if cpu_time:
+        buffers = [mlcbench.nd.array(a) for a in arrays + [out]]
+        contenders = {"ours": thread_cpu(lambda: lib["main"](*buffers))}
+    else:
+        contenders = {"ours": kernel(lib, "main", *arrays, out)}
+    contenders["numpy"] = (thread_cpu if cpu_time else call)(lambda: numpy_fn(*arrays))
     session = onnx_session(op_type, attrs, arrays, out.shape, threads)
     if session is not None:
-        contenders["ort"] = call(session)
+        contenders["ort"] = (thread_cpu if cpu_time else call)(session)
     best = compare(contenders, rounds)
     return best["ours"], best["numpy"], best.get("ort")
+
+
+def thread_cpu(fn):
+    """A timer of the calling thread's CPU seconds per call of ``fn``: on a machine that
+    other processes keep busy, time spent descheduled does not count. Only meaningful
+    when every contender runs on the calling thread (``--threads 1``)."""
+    def timer(min_repeat_ms: float) -> float:
+        fn()
+        calls, start, cpu = 0, time.perf_counter(), time.thread_time()
+        while calls == 0 or (time.perf_counter() - start) * 1e3 < min_repeat_ms:
+            fn()
+            calls += 1
+        return (time.thread_time() - cpu) / calls
+    return timer
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time the calling thread's CPU seconds (with --threads 1)")
     parser.add_argument("--only", nargs="*", default=None,
                         help="run the workloads whose names contain one of these words")
     args = parser.parse_args()
+    if args.cpu_time and args.threads != 1:
+        parser.error("--cpu-time counts the calling thread only: use it with --threads 1")
     names = [n for n in WORKLOADS if not args.only or any(w in n for w in args.only)]
     host = Target("llvm")
     print(f"host CPU {host_cpu_name()}, vector width {host.vector_width_bits} bits "
-          f"({host.vector_lanes(32)} float32 lanes), {args.threads} threads")
+          f"({host.vector_lanes(32)} float32 lanes), {args.threads} threads"
+          + (", thread CPU time" if args.cpu_time else ""))
     print(f"{'workload':<30}{'ours ms':>9}{'numpy ms':>10}{'vs numpy':>10}"
           f"{'ort ms':>9}{'vs ort':>8}")
     for name in names:
-        ours, theirs, ort = measure(name, args.rounds, args.threads)
+        ours, theirs, ort = measure(name, args.rounds, args.threads, args.cpu_time)
         ort_cols = f"{ort * 1e3:>9.3f}{ort / ours:>7.2f}x" if ort else f"{'-':>9}{'-':>8}"
         print(f"{name:<30}{ours * 1e3:>9.3f}{theirs * 1e3:>10.3f}{theirs / ours:>9.2f}x"
               f"{ort_cols}", flush=True)
