@@ -15,9 +15,10 @@ runtime Module whose functions run on ``mlcbench.cuda(0)``:
 from __future__ import annotations
 
 from ...ir.errors import CodegenError
-from ...ir.module import IRModule
+from ...target import Target
 from ...tir.function import PrimFunc
 from .access import AccessCounts, GPUSimulationError
+from .cpu_build import compile_cpu_functions
 from .launch import launch_nest, launch_sequence
 from .model import GPUSpec
 from .module import GPUFunction, GPUKernel, GPUModule, HostFunction
@@ -35,8 +36,6 @@ def build_gpu(lowered_mod, target) -> GPUModule:
     A kernel that no host function launches is callable under its own name with its
     own parameters (handy for kernels written by hand in the lowered form).
     """
-    from ...target import Target
-    from ...tir.build import build_lowered
     target = target if isinstance(target, Target) else Target(target)
     kernels, hosts = _split(lowered_mod)
     if not kernels:
@@ -44,7 +43,7 @@ def build_gpu(lowered_mod, target) -> GPUModule:
                            "calling_conv 'device_kernel')")
     nests = {name: launch_nest(func, name) for name, func in kernels.items()}
     cpu_funcs = {name: kernel_as_cpu_func(func, nests[name]) for name, func in kernels.items()}
-    cpu_module = build_lowered(IRModule(cpu_funcs), Target("llvm"))
+    cpu_module = compile_cpu_functions(cpu_funcs, Target("llvm"))
     compiled = {name: GPUKernel(name, kernels[name], nests[name], cpu_module[name])
                 for name in kernels}
     spec = GPUSpec.from_target(target)
