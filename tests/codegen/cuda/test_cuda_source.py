@@ -185,7 +185,9 @@ static void __syncthreads() { pthread_barrier_wait(&block_barrier); }
 #define __restrict__ __restrict
 #define __launch_bounds__(n)
 #define __align__(n) __attribute__((aligned(n)))
+struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
+static float2 make_float2(float a, float b) { return {a, b}; }
 static float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 """
 _LAUNCH = r"""
