@@ -25,7 +25,7 @@ import tempfile
 import numpy as np
 
 from .arg_info import ArgInfo
-from .builder import BuilderResult, LocalBuilder, remove_artifact
+from .builder import LocalBuilder, remove_artifact
 from .runner import Runner, RunnerFuture, RunnerResult, random_array
 
 __all__ = ["SimulatedGPUBuilder", "SimulatedGPURunner", "check_best", "modeled_profile"]
