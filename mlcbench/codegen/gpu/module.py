@@ -134,25 +134,34 @@ class GPUFunction:
 
     def __init__(self, host: HostFunction, spec, target_name: str):
         self.host, self.spec, self.target_name = host, spec, target_name
+        self._profiles: dict = {}
         self.last_profile: GPUProfile | None = None
 
     def __call__(self, *args) -> None:
-        self.run(args, trace=self.last_profile is None)
+        self.run(args)
 
-    def run(self, args, trace: bool, execute: bool = True) -> GPUProfile | None:
+    def run(self, args, trace: bool = False, execute: bool = True) -> GPUProfile:
+        """Check, trace (the first time for these shapes, or when ``trace``), run."""
         require_gpu(as_device("cuda"), f"{self.host.name}")
         env = self.host.bind(args)
         planned = []
         for launch in self.host.launches:
             kernel = self.host.kernels[launch.kernel]
             planned.append((kernel, *kernel.buffers(self.host.launch_args(launch, env))))
-        if trace:
+        key = _signature(args)
+        if trace or key not in self._profiles:
             kernels = tuple(profile_kernel(k.nest, g, self.spec) for k, _, g in planned)
-            self.last_profile = GPUProfile(self.host.name, self.target_name, kernels,
-                                           machine_peaks(self.spec))
+            self._profiles[key] = GPUProfile(self.host.name, self.target_name, kernels,
+                                             machine_peaks(self.spec))
+        self.last_profile = self._profiles[key]
         for kernel, cpu_args, _ in planned if execute else ():
             kernel.cpu_function(*cpu_args)
         return self.last_profile
+
+
+def _signature(args) -> tuple:
+    """What the counters depend on besides the data: array shapes and dtypes, scalars."""
+    return tuple((a.shape, str(a.dtype)) if isinstance(a, NDArray) else a for a in args)
 
 
 class GPUModule(Module):
@@ -220,7 +229,7 @@ class GPUModule(Module):
                                      f"repeat={repeat}")
 
         def evaluator(*call_args):
-            found = function.run(call_args, trace=function.last_profile is None)
+            found = function.run(call_args)
             return BenchmarkResult((found.seconds,) * repeat)
         return TimeEvaluator(func_name, evaluator)
 

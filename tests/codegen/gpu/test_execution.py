@@ -150,3 +150,15 @@ def test_arguments_of_the_wrong_dtype_or_shape_are_refused_naming_them():
         rt_mod["main_kernel0"](good, good, on_gpu(np.zeros(16, "float32")))
     with pytest.raises(MLCBenchError, match=r"expected 3 arguments \(A, B, C\), found 2"):
         rt_mod["main_kernel0"](good, good)
+
+
+def test_counters_follow_the_array_sizes_of_each_call():
+    rt_mod = build(SCALED_COPY)
+    evaluator = rt_mod.time_evaluator("main_kernel0", mlcbench.cuda(0))
+    flops = []
+    for n in (40, 128):
+        a, b = on_gpu(np.ones(n, "float32")), on_gpu(np.zeros(n, "float32"))
+        assert evaluator(a, b, 3.0).mean > 0
+        flops.append(rt_mod["main_kernel0"].last_profile.flops)
+        np.testing.assert_array_equal(b.numpy(), 3)
+    assert flops == [40, 128]
