@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from mlcbench.ir import CodegenError, assert_structural_equal
 from mlcbench.script import tir as T
 from mlcbench.target import Target
-from mlcbench.tir import Allocate, Call, Evaluate, For, ForKind, IfThenElse, SeqStmt, StringImm
+from mlcbench.tir import (Allocate, Call, Evaluate, For, ForKind, IfThenElse, Schedule, SeqStmt,
+                          StringImm)
 from mlcbench.tir.transform import lower_gpu
 from mlcbench.tir.transform.thread_sync import is_sync
 
@@ -108,6 +109,36 @@ def test_matmul_local_blocking_keeps_one_accumulator_tile_per_thread():
     assert body.buffer.name == "C_local" and body.buffer.shape[0].value == 64
     assert not [s for s in _all(kernel.body, Evaluate) if is_sync(s)]    # no shared memory
     assert all(f.kind == ForKind.SERIAL for f in _all(body, For))        # k_1 unrolled
+
+
+@T.prim_func
+def _matmul8(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
+             C: T.Buffer((8, 8), "float32")):
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@settings(max_examples=8, deadline=None)
+@given(local_y=st.sampled_from([1, 2]), local_x=st.sampled_from([1, 2]),
+       block_y=st.sampled_from([1, 2, 4]), block_x=st.sampled_from([2, 4]),
+       tile_k=st.sampled_from([1, 2, 8]))
+def test_local_blocking_with_any_tiles(local_y, local_x, block_y, block_x, tile_k):
+    sch = G.blocking(Schedule(_matmul8), local_y, local_x, block_y, block_x, tile_k)
+    kernel = lower_gpu(sch.mod, "cuda")["main_kernel0"]
+    nest, body = _launch_nest(kernel)
+    assert [(tag, extent) for tag, extent, _ in nest] == [
+        ("blockIdx.x", 8 // (block_x * local_x)), ("blockIdx.y", 8 // (block_y * local_y)),
+        ("threadIdx.x", block_x), ("threadIdx.y", block_y)]
+    assert isinstance(body, Allocate) and body.buffer.scope == "local"
+    assert body.buffer.shape[0].value == local_y * local_x         # one tile per thread
+    a, b = np.random.rand(8, 8).astype("float32"), np.random.rand(8, 8).astype("float32")
+    c = np.zeros((8, 8), "float32")
+    G.run_kernel_serially(kernel, a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
 @T.prim_func
