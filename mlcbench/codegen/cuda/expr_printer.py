@@ -20,8 +20,9 @@ _RENAMED = {"round": "rint"}
 
 
 class ExprPrinter:
-    """Mixin: needs ``self.dialect``, ``self.names`` ({Var: str}), ``self.buffer_name(buffer)``
-    and ``self.analyzer`` (an Analyzer that knows the loop ranges, for signed division)."""
+    """Mixin: needs ``self.dialect``, ``self.names`` ({Var: str}), ``self.buffer_name(buffer)``,
+    ``self.fresh_name(hint)``, ``self.line(text)`` and ``self.analyzer`` (an Analyzer that
+    knows the loop ranges, for signed division)."""
 
     def expr(self, node) -> str:
         if node.dtype.lanes > 1 and not isinstance(node, E.StringImm):
@@ -114,8 +115,16 @@ class ExprPrinter:
         return f"(({self.dialect.c_type(node.dtype)}){self.expr(node.value)})"
 
     def _expr_Let(self, node):
-        raise CodegenError(f"{self.dialect.name} source: a Let expression "
-                           f"`{node.script()}` has no C form; bind it with a LetStmt")
+        """C has no let-expression: the binding becomes a local variable declared on the
+        line before the statement being printed (TIR values have no side effects)."""
+        if getattr(self, "_guard_depth", 0):
+            raise CodegenError(f"{self.dialect.name} source: a Let inside a branch of "
+                               f"if_then_else `{node.script()}` would be computed before "
+                               "its guard; bind it outside the branch")
+        name = self.fresh_name(node.var.name)
+        self.line(f"{self.dialect.c_type(node.var.dtype)} {name} = {self.expr(node.value)};")
+        self.names[node.var] = name
+        return self.expr(node.body)
 
     def _expr_BufferLoad(self, node):
         return f"{self.buffer_name(node.buffer)}[{self.expr(self.flat_index(node))}]"
@@ -124,9 +133,14 @@ class ExprPrinter:
         name = node.op[4:] if node.op.startswith("tir.") else node.op
         if name in ("call_extern", "call_pure_extern"):
             return f"{node.args[0].value}({', '.join(self.expr(a) for a in node.args[1:])})"
-        if name in ("if_then_else",):
-            return (f"({self.expr(node.args[0])} ? {self.expr(node.args[1])} : "
-                    f"{self.expr(node.args[2])})")
+        if name == "if_then_else":
+            condition = self.expr(node.args[0])
+            self._guard_depth = getattr(self, "_guard_depth", 0) + 1
+            try:
+                taken, other = self.expr(node.args[1]), self.expr(node.args[2])
+            finally:
+                self._guard_depth -= 1
+            return f"({condition} ? {taken} : {other})"
         if name == "likely":
             return self.expr(node.args[0])
         if name in _BITWISE:

@@ -20,6 +20,11 @@ from .expr_printer import ExprPrinter
 from .lanes import aligned_to, lane_of
 
 _UNROLL_KINDS = (ForKind.UNROLLED,)
+# Names a variable or array must not take in the printed C (keywords and built-ins).
+_RESERVED = frozenset("""auto bool break case char const continue default do double else enum
+extern false float for goto half if inline int long register restrict return short signed
+sizeof static struct switch true typedef union unsigned void volatile while threadIdx
+blockIdx blockDim gridDim warpSize min max abs kernel global local constant""".split())
 
 
 def is_barrier(stmt) -> bool:
@@ -47,7 +52,7 @@ class KernelPrinter(ExprPrinter):
         base = re.sub(r"\W", "_", hint or "v")
         base = base if not base[0].isdigit() else "v_" + base
         name, k = base, 0
-        while name in self.taken:
+        while name in self.taken or name in _RESERVED:
             k += 1
             name = f"{base}_{k}"
         self.taken.add(name)

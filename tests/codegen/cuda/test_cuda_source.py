@@ -341,3 +341,28 @@ def test_printed_course_kernels_compute_their_programs(schedule, grid, block, tm
         mod = course.vector_add(128)
     run_as_cpp(cuda_source(course.lowered(mod)), tmp_path, grid, block, *arrays)
     np.testing.assert_allclose(arrays[-1], expected, rtol=1e-5)
+
+
+def test_let_becomes_a_local_and_names_avoid_c_keywords():
+    from mlcbench.tir import expr as E
+    from mlcbench.tir.function import PrimFunc
+    from mlcbench.tir.stmt import BufferStore, For, ForKind
+    from mlcbench.tir import Buffer
+    A = Buffer("A", (128,), "float32")
+    tx, square = E.Var("int", "int32"), E.Var("x", "float32")
+    load = E.BufferLoad(A, (tx,))
+    body = BufferStore(A, E.Let(square, load * load, square + square), (tx,))
+    loop = For(tx, E.const(0), E.const(128), ForKind.SERIAL, body)
+    handle = E.Var("A_handle", "handle")
+    func = PrimFunc((handle,), loop, buffer_map={handle: A},
+                    attrs={"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    lines = [line.strip() for line in cuda_source(func).splitlines()]
+    assert lines[1] == "for (int int_1 = 0; int_1 < 128; ++int_1) {"
+    assert lines[2] == "float x = (A_handle[int_1] * A_handle[int_1]);"
+    assert lines[3] == "A_handle[int_1] = (x + x);"
+    guarded = E.Call("float32", "tir.if_then_else", (tx < 64, E.Let(square, load, square),
+                                                     E.const(0.0, "float32")))
+    bad = func.with_body(For(tx, E.const(0), E.const(128), ForKind.SERIAL,
+                             BufferStore(A, guarded, (tx,))))
+    with pytest.raises(CodegenError, match="Let inside a branch of if_then_else"):
+        cuda_source(bad)
