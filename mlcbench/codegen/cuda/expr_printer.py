@@ -21,8 +21,9 @@ _RENAMED = {"round": "rint"}
 
 class ExprPrinter:
     """Mixin: needs ``self.dialect``, ``self.names`` ({Var: str}), ``self.buffer_name(buffer)``,
-    ``self.fresh_name(hint)``, ``self.line(text)`` and ``self.analyzer`` (an Analyzer that
-    knows the loop ranges, for signed division)."""
+    ``self.fresh_name(hint)``, ``self.line(text)``, ``self.analyzer`` (an Analyzer that
+    knows the loop ranges, for signed division) and ``self.guard_depth`` (0 outside the
+    branches of an ``if_then_else``)."""
 
     def expr(self, node) -> str:
         if node.dtype.lanes > 1 and not isinstance(node, E.StringImm):
@@ -117,7 +118,7 @@ class ExprPrinter:
     def _expr_Let(self, node):
         """C has no let-expression: the binding becomes a local variable declared on the
         line before the statement being printed (TIR values have no side effects)."""
-        if getattr(self, "_guard_depth", 0):
+        if self.guard_depth:
             raise CodegenError(f"{self.dialect.name} source: a Let inside a branch of "
                                f"if_then_else `{node.script()}` would be computed before "
                                "its guard; bind it outside the branch")
@@ -135,11 +136,11 @@ class ExprPrinter:
             return f"{node.args[0].value}({', '.join(self.expr(a) for a in node.args[1:])})"
         if name == "if_then_else":
             condition = self.expr(node.args[0])
-            self._guard_depth = getattr(self, "_guard_depth", 0) + 1
+            self.guard_depth += 1
             try:
                 taken, other = self.expr(node.args[1]), self.expr(node.args[2])
             finally:
-                self._guard_depth -= 1
+                self.guard_depth -= 1
             return f"({condition} ? {taken} : {other})"
         if name == "likely":
             return self.expr(node.args[0])

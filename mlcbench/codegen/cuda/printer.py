@@ -44,6 +44,7 @@ class KernelPrinter(ExprPrinter):
         self.vector_arrays: set = set()    # data Vars read or written as float4
         self.threads = {"threadIdx.x": 1, "threadIdx.y": 1, "threadIdx.z": 1}
         self.analyzer = Analyzer()
+        self.guard_depth = 0
         self.lines: list = []
         self.depth = 1
 
