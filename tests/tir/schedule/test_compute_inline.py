@@ -79,3 +79,25 @@ def test_compute_inline_refuses_reduction():
     sch = Schedule(row_sum_then_scale)
     block = sch.get_block("B")
     check_refused(sch, lambda s: s.compute_inline(block), "without T.init()")
+
+
+@T.prim_func
+def checked_scale(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] - T.float32(1)
+    T.Assert(B[0] > T.float32(0), "B[0] must be positive")
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] * T.float32(2)
+
+
+def test_compute_inline_refuses_a_buffer_read_outside_blocks():
+    # the assert reads B outside any block: inlining would leave it reading nothing
+    sch = Schedule(checked_scale)
+    block = sch.get_block("B")
+    check_refused(sch, lambda s: s.compute_inline(block),
+                  r"buffer 'B' of block 'B' is also read outside the blocks")

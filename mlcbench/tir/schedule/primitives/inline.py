@@ -11,7 +11,7 @@ from ..errors import fail
 from ..ir_utils import block_realizes_under, find_all, find_block, replace_stmts
 from ...expr import BufferLoad, Var
 from ...function import PrimFunc
-from ...functor import StmtExprMutator, substitute
+from ...functor import StmtExprMutator, post_order_visit, substitute
 from ...stmt import Block, BlockRealize, BufferStore, IterType
 from ....ir.structural import structural_equal
 from .compute_location import _own_nest_top
@@ -97,7 +97,22 @@ def compute_inline(func: PrimFunc, block_name: str) -> PrimFunc:
                 reads.extend(substitute(block.reads, sub))
         mapping[realize] = realize.replace(block=new_block.replace(
             reads=_merge_regions([], reads)))
-    return _drop_alloc(replace_stmts(func, mapping), store.buffer)
+    new_func = replace_stmts(func, mapping)
+    _check_no_loads_left(new_func, store.buffer, block_name)
+    return _drop_alloc(new_func, store.buffer)
+
+
+def _check_no_loads_left(func, buffer, block_name):
+    """A load of the inlined buffer that no block declares reading (an assert, a
+    condition or an opaque access in the root block) would read a buffer that no longer
+    exists: refuse instead of dropping it."""
+    left = []
+    post_order_visit(func.body, lambda n: left.append(n) if isinstance(n, BufferLoad)
+                     and n.buffer is buffer else None)
+    if left:
+        fail("compute_inline", f"buffer {buffer.name!r} of block {block_name!r} is also read "
+             f"outside the blocks that declare reading it (at {left[0]}), which cannot take "
+             "the inlined value", func, blocks=[block_name])
 
 
 def reverse_compute_inline(func: PrimFunc, block_name: str) -> PrimFunc:
