@@ -223,3 +223,33 @@ def test_group_slice_matches_numpy(run_te, rng):
     y = topi.nn.group_slice_conv2d_nchw(x, w, 1, 1, 1, 3, 1)
     expected = ref.conv2d_nchw_python(a[:, 4:8], wt[8:], 1, (1,) * 4)
     np.testing.assert_allclose(run_te([x, w], y, [a, wt[8:]]), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("channels, size, parallel", [(8, 14, False), (256, 56, True)])
+def test_depthwise_at_stride_two_is_left_as_plain_loops(channels, size, parallel,
+                                                        default_schedule, named_target):
+    """Its only vector axis is the output width, read at stride 2 (a gather per lane):
+    the padding is inlined and the loops left to LLVM, rows in parallel when large."""
+    x, w, y = _conv_nchw(channels, channels, size, 3, stride=2, groups=channels)
+    text = default_schedule(_func(x, w, y), named_target).script()
+    assert "T.vectorized" not in text and "pad_temp" not in text, text
+    assert ("T.parallel" in text) == parallel, text
+
+
+def test_depthwise_at_stride_one_keeps_the_register_tile(default_schedule, named_target):
+    x, w, y = _conv_nchw(16, 16, 14, 3, groups=16)
+    text = default_schedule(_func(x, w, y), named_target).script()
+    assert re.search(r'T\.vectorized\(\d+\):\s*with T\.block\("\w+_update"\)', text), text
+
+
+@settings(max_examples=10, deadline=None)
+@given(channels=st.integers(1, 12), size=st.integers(3, 16), kernel=st.sampled_from([1, 3, 5]),
+       stride=st.integers(1, 3), pad=st.integers(0, 2))
+def test_depthwise_matches_numpy_for_any_stride(channels, size, kernel, stride, pad, run_te):
+    assume(kernel <= size + 2 * pad)
+    rng = np.random.default_rng(channels * 31 + size * 7 + stride)
+    a = rng.standard_normal((1, channels, size, size)).astype("float32")
+    wt = rng.standard_normal((channels, 1, kernel, kernel)).astype("float32")
+    x, w, y = _conv_nchw(channels, channels, size, kernel, stride, pad, groups=channels)
+    expected = ref.conv2d_nchw_python(a, wt, stride, (pad,) * 4, 1, channels)
+    np.testing.assert_allclose(run_te([x, w], y, [a, wt]), expected, rtol=1e-4, atol=1e-4)
