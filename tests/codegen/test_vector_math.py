@@ -159,3 +159,17 @@ def test_float16_computes_in_float32(name):
     np.testing.assert_array_equal(got, _run(lib16, f"{name}_scalar_f16", a))
     expected = FUNCTIONS[name][1](a.astype(np.float64)).astype("float16")
     np.testing.assert_allclose(got.astype(np.float64), expected, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("extreme", [-103.5, -87.0, 88.5, np.nan, -np.inf])
+def test_exp_vector_with_one_extreme_lane(lib, extreme):
+    """A vector whose lanes all give normal results scales by exponent bits; one lane
+    that overflows, turns subnormal or is NaN sends the whole vector the careful way.
+    Either way every lane equals the scalar code and the reference."""
+    a = np.tile(np.linspace(-3, 3, LANES, dtype="float32"), N // LANES)
+    a[5::LANES * 7] = extreme
+    vector, scalar = _run(lib[0], "exp_vector", a), _run(lib[0], "exp_scalar", a)
+    np.testing.assert_array_equal(vector, scalar)
+    with np.errstate(over="ignore"):
+        reference = np.exp(a.astype(np.float64)).astype("float32")
+    np.testing.assert_allclose(vector, reference, rtol=1.2e-7, atol=1e-45)
