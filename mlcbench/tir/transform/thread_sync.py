@@ -194,6 +194,9 @@ def _launch_nest(body):
 def thread_sync(kernel):
     """The kernel with barriers (module docstring); the same kernel when none is needed."""
     thread_vars, shared, inner = _launch_nest(kernel.body)
+    post_order_visit(inner, lambda n: shared.setdefault(n.buffer.data, n.buffer)
+                     if isinstance(n, Allocate) and (n.buffer.scope or "").startswith("shared")
+                     else None)
     if not shared:
         return kernel
     name = kernel.attrs.get("global_symbol", "kernel")

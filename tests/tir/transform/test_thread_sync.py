@@ -100,11 +100,37 @@ def _read_then_write(A: T.Buffer((32,), "float32")):
 
 
 def test_a_write_after_others_read_waits_for_a_barrier():
-    # No blockIdx loop: the shared allocation is the kernel's first statement.
+    # The shared allocation sits inside the thread loop, where the kernel was written.
     synced = thread_sync(_read_then_write)
     body = synced.body.body.body.seq
     assert [type(s).__name__ for s in body] == ["BufferStore", "Evaluate", "BufferStore"]
     assert body[1].value.op == "tir.tvm_storage_sync"
+
+
+@T.prim_func
+def _deep_allocation(A: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        for k in range(2):
+            S = T.allocate([32], "float32", "shared")
+            S_1 = T.Buffer((32,), data=S, scope="shared")
+            S_1[tx] = A[tx]
+            A[tx] = S_1[31 - tx]
+
+
+@T.prim_func
+def _deep_allocation_synced(A: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        for k in range(2):
+            with T.allocate([32], "float32", "shared") as S:
+                S_1 = T.Buffer((32,), data=S, scope="shared")
+                S_1[tx] = A[tx]
+                T.tvm_storage_sync("shared")
+                A[tx] = S_1[31 - tx]
+            T.tvm_storage_sync("shared")
+
+
+def test_shared_memory_allocated_deeper_in_the_kernel_is_synced_too():
+    assert_structural_equal(thread_sync(_deep_allocation), _deep_allocation_synced)
 
 
 @T.prim_func
