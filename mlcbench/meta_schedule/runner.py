@@ -164,10 +164,12 @@ class LocalRunner(Runner):
         self.pool = pool if pool is not None else WorkerPool(max_workers, timeout_sec)
         self.adaptive = adaptive
         self.best_secs: dict[str, float] = {}    # workload key -> best time measured
+        self._references_run: set = set()
 
     def run(self, runner_inputs: list[RunnerInput]) -> list[RunnerFuture]:
         host, cpu = worker_identity()
         futures = []
+        self._run_references(runner_inputs)
         for index, inp in enumerate(runner_inputs):
             if index and self.cooldown_sec > 0:
                 time.sleep(self.cooldown_sec)
@@ -180,6 +182,22 @@ class LocalRunner(Runner):
             if self.cleanup:
                 remove_artifact(inp.artifact_path)
         return futures
+
+    def _run_references(self, runner_inputs) -> None:
+        """Run each reference once, before its candidates and not within their time
+        limit: the unscheduled module of a large workload can take longer than a
+        candidate may (a 1024^3 matmul: seconds, minutes on a busy machine). Its outputs
+        are then kept for every worker (see ``_reference_outputs``)."""
+        if not self.check_correctness or not isinstance(self.pool, WorkerPool):
+            return
+        for inp in runner_inputs:
+            args = [a.as_json() for a in inp.args_info or ()]
+            key = (inp.reference_path, repr(args))
+            if inp.reference_path is None or key in self._references_run:
+                continue
+            self._references_run.add(key)
+            self.pool.map(run_reference_in_worker, [(inp.reference_path, args)],
+                          timeout_sec=REFERENCE_TIMEOUT_SEC)
 
     def _map_one(self, call: tuple, best: float | None) -> list:
         """Run one candidate; with a best to compare with, under a shorter time limit
@@ -356,6 +374,14 @@ def _counting_measure(func, converted):
                          min_repeat_ms=min_repeat_ms, preproc=preproc, warmup=False)
         return list(result.results), calls[0] - before
     return timed
+
+
+REFERENCE_TIMEOUT_SEC = 3600.0
+
+
+def run_reference_in_worker(reference_path: str, args_json) -> None:
+    """Runs in a worker: the reference's outputs, computed and kept for the candidates."""
+    _reference_outputs(reference_path, [ArgInfo.from_json(a) for a in args_json])
 
 
 def run_artifact_bytes(artifact: bytes, args_json, timing, reference: bytes | None, rtol,

@@ -8,6 +8,7 @@ from mlcbench.ir import TuningError
 from mlcbench.meta_schedule.arg_info import ArgInfo, TensorInfo
 from mlcbench.meta_schedule.builder import default_export, remove_artifact
 from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput
+from mlcbench.script import tir as T
 from tuning_testing import (aborting_kernel, fill_kernel, fill_wrong_kernel, hanging_kernel,
                             matmul_module, segfaulting_kernel, stochastic_schedule_mm)
 
@@ -105,3 +106,24 @@ def test_reference_outputs_are_kept_beside_the_reference_for_the_next_worker(mon
     assert runner_module._reference_outputs(reference, ARGS_4)[0].tolist() == [1.0] * 4
     remove_artifact(reference)
     assert not os.path.exists(os.path.dirname(reference))
+
+
+@T.prim_func
+def slow_fill_kernel(A: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    T.evaluate(T.call_extern("int32", "usleep", 1500000))
+    for i in range(4):
+        A[i] = T.float32(1)
+
+
+def test_a_reference_slower_than_the_time_limit_runs_outside_it():
+    reference = _library(slow_fill_kernel)
+    quick = LocalRunner(timeout_sec=1, evaluator_config=FAST)
+    try:
+        (future,) = quick.run([RunnerInput(_library(fill_kernel), "llvm", ARGS_4,
+                                           reference_path=reference)])
+    finally:
+        quick.shutdown()
+        remove_artifact(reference)
+    result = future.result()
+    assert result.error_msg is None and len(result.run_secs) == 3
