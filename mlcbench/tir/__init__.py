@@ -15,11 +15,26 @@ from .stmt import (Allocate, AssertStmt, Block, BlockRealize, BufferStore, DeclB
                    Evaluate, For, ForKind, IfThenElse, IterType, IterVar, LetStmt, SeqStmt,
                    Stmt, seq)
 from ..ir.errors import ScheduleError
-from . import analysis
-from .schedule import BlockRV, ExprRV, Instruction, LoopRV, Schedule, Trace
-from .schedule.primitives.index_map import IndexMap
-from .tensor_intrin import TensorIntrin
+
+# The nodes above are what lower layers (arith, codegen, the script printer) import
+# through this package; the schedule, analyses and passes sit above them and import
+# arith, so they load on first use and importing a node never runs them.
+_LAZY = {
+    "BlockRV": ".schedule", "ExprRV": ".schedule", "Instruction": ".schedule",
+    "LoopRV": ".schedule", "Schedule": ".schedule", "Trace": ".schedule",
+    "IndexMap": ".schedule.primitives.index_map", "TensorIntrin": ".tensor_intrin",
+}
+_LAZY_SUBMODULES = ("analysis", "schedule", "tensor_intrin", "transform", "build")
 
 # The older tutorials' names for index arithmetic; indices are non-negative, where TVM
 # defines them as floor division and modulo.
 indexdiv, indexmod = floordiv, floormod
+
+
+def __getattr__(name):
+    import importlib
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
