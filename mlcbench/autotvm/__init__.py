@@ -32,6 +32,7 @@ configs; the best record is applied when the template is called again::
 """
 from . import callback, measure, record, task, tuner
 from . import templates  # registers dense.x86, dense_pack.x86, conv2d_nchw.x86
+from .task import relax_integration  # relax.build's schedule lookup: apply_history_best
 from .measure import (LocalBuilder, LocalRunner, MeasureErrorNo, MeasureInput, MeasureResult,
                       measure_option)
 from .task import (ApplyConfig, ApplyHistoryBest, ConfigEntity, ConfigSpace, DispatchContext,

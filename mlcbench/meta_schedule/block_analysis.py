@@ -22,6 +22,8 @@ from .access_pattern import index_variables
 SPATIAL, REDUCE, OTHER = "S", "R", "O"
 # set by MultiLevelTiling on the blocks it tiled: other rules leave those alone
 TILING_STRUCTURE_ANNOTATION = "meta_schedule.tiling_structure"
+# set by MultiLevelTiling on blocks whose vector operand PackVectorOperand packs
+PACK_ANNOTATION = "meta_schedule.pack_vector_operand"
 
 
 def locate_block(sch, block_rv) -> tuple[str, Located]:

@@ -28,11 +28,9 @@ from ...ir.errors import ScheduleError
 from ...tir.function import PrimFunc
 from ...tir.functor import post_order_visit
 from ...tir.stmt import Block
-from ..block_analysis import (REDUCE, SPATIAL, access_strides, locate_block, loop_iter_types,
-                              vector_operand_reads)
+from ..block_analysis import (PACK_ANNOTATION, REDUCE, SPATIAL, access_strides, locate_block,
+                              loop_iter_types, vector_operand_reads)
 from .postproc import Postproc
-
-PACK_ANNOTATION = "meta_schedule.pack_vector_operand"
 
 
 class PackVectorOperand(Postproc):

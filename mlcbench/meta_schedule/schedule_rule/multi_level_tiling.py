@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...ir.errors import InvalidValueError, ScheduleError
-from ..block_analysis import (OTHER, REDUCE, SPATIAL, TILING_STRUCTURE_ANNOTATION, has_block, locate_block,
-                              loop_iter_types, needs_multi_level_tiling, vector_operand_reads)
-from ..postproc.pack_vector_operand import PACK_ANNOTATION
+from ..block_analysis import (OTHER, PACK_ANNOTATION, REDUCE, SPATIAL, TILING_STRUCTURE_ANNOTATION,
+                              has_block, locate_block, loop_iter_types, needs_multi_level_tiling,
+                              vector_operand_reads)
 from ..gpu_target import gpu_limits
 from .gpu_tiling import add_read_reuse, bind_tiles
 from .schedule_rule import ScheduleRule
