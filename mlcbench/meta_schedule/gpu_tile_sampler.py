@@ -75,8 +75,9 @@ class GPUTileSampler:
 
 def fits(tiles, kinds, spatial_product: int, limits) -> bool:
     """Whether spatial tiles ``[block, vthread, thread, inner, inner]`` and reduction
-    tiles ``[outer, middle, inner]`` respect the launch limits (an estimate of shared
-    memory: each spatial tile times the reduction step, in floats)."""
+    tiles ``[outer, middle, inner]`` respect the launch limits, estimating the copies
+    into shared memory as a matmul's (each spatial tile times the reduction step, in
+    floats), which must also split evenly over the threads."""
     spatial = [t for t, k in zip(tiles, kinds) if k == SPATIAL]
     reduce = [t for t, k in zip(tiles, kinds) if k == REDUCE]
     threads = math.prod(t[2] for t in spatial)
@@ -89,8 +90,10 @@ def fits(tiles, kinds, spatial_product: int, limits) -> bool:
     if words > min(limits.max_registers_per_thread, limits.registers_per_block // threads):
         return False
     step = math.prod(t[1] * t[2] for t in reduce)
-    shared = sum(math.prod(t[1:]) for t in spatial) * step * 4
-    return shared <= limits.max_shared_memory_per_block
+    copies = [math.prod(t[1:]) * step for t in spatial]
+    if any(copy % threads for copy in copies):       # a guarded cooperative fetch
+        return False
+    return sum(copies) * 4 <= limits.max_shared_memory_per_block
 
 
 def _random_factors(extent: int, caps: list, rng) -> list:

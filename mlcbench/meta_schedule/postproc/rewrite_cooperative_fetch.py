@@ -5,7 +5,7 @@
 are drawn the thread count ``t`` of the enclosing ``threadIdx.x`` loop is known, and the
 copy loop is split so that every thread copies ``v`` consecutive elements per step, as
 the course's ``cache_read_and_coop_fetch`` does by hand (``v`` is lowered to the widest
-length that divides the copy, so that no vector is partial)::
+length that splits the copy evenly, so that no thread or vector is partial)::
 
     for ax0_ax1_fused_0 in range(2):
         for ax0_ax1_fused_1 in T.thread_binding(64, thread="threadIdx.x"):   # t
@@ -63,11 +63,12 @@ def _rewrite(sch, block) -> None:
                             "threadIdx.x loop with a constant extent above it")
     fused = sch.get_loops(block)[-1]
     extent = sch.get(fused).extent
-    # a partial last vector would be a guarded copy element by element, whose footprint
-    # lowering cannot bound (it keeps the whole buffer): the widest length up to the
-    # drawn one that divides the copy
+    # a copy that does not split evenly is guarded (T.where), and lowering cannot bound
+    # the footprint of a guarded copy (it keeps the whole buffer): the widest length up
+    # to the drawn one that splits the copy evenly over the threads, else that divides it
     total = extent.value if hasattr(extent, "value") else 1
-    vector_len = max(d for d in range(1, vector_len + 1) if total % d == 0)
+    even = [d for d in range(1, vector_len + 1) if total % (d * threads_x) == 0]
+    vector_len = max(even or [d for d in range(1, vector_len + 1) if total % d == 0])
     if vector_len > 1:
         _, thread_loop, vector_loop = sch.split(fused, [None, threads_x, vector_len])
         sch.vectorize(vector_loop)

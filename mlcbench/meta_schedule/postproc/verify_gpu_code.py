@@ -188,6 +188,11 @@ def _block_footprint(realize, parents, region, per_block: bool) -> int:
     if per_block:       # a thread block's shared buffer holds the parts of all threads
         relaxed.update({loop.loop_var: Range(loop.min, loop.extent) for loop in loops
                         if (thread_tag(loop) or "").startswith(("threadIdx", "vthread"))})
+    if per_block and not _is_true(realize.predicate):
+        # lowering keeps the whole buffer for a guarded copy (it cannot bound the region
+        # through the guard): count it as lowering will
+        return math.prod(d.value if isinstance(d, IntImm) else 1
+                         for d in region.buffer.shape) * region.buffer.dtype.bits // 8
     binding = dict(zip((iv.var for iv in realize.block.iter_vars), realize.iter_values))
     # a thread runs its vthreads one after another, each with its own part of a local
     # buffer (their parts are not adjacent: count them, not the span between them)
@@ -202,6 +207,10 @@ def _block_footprint(realize, parents, region, per_block: bool) -> int:
         full = dim.value if isinstance(dim, IntImm) else 1
         elements *= min(extent.value, full) if isinstance(extent, IntImm) else full
     return elements * region.buffer.dtype.bits // 8
+
+
+def _is_true(predicate) -> bool:
+    return predicate is None or (isinstance(predicate, IntImm) and bool(predicate.value))
 
 
 def _own_loops(parents) -> list:
