@@ -25,6 +25,7 @@ from ..ir.module import GlobalVar, IRModule
 from ..ir.structural import structural_equal, structural_hash
 from .expr import (BindingBlock, Call, DataflowBlock, DataflowVar, Expr, Function, MatchCast,
                    SeqExpr, Tuple, Var, VarBinding, is_leaf)
+from .op.base import call_tir
 from .te_bridge import call_te_parts
 
 
@@ -201,7 +202,6 @@ class BlockBuilder:
         arguments (ints, tuples, dtypes) pass through. ``primfunc_name_hint`` names the
         PrimFunc (default: the TE function's name); equal PrimFuncs are added once.
         """
-        from .op.base import call_tir
         name_hint = kwargs.pop("primfunc_name_hint", None)
         prim_func, relax_args, out_sinfo = call_te_parts(te_func, args, kwargs)
         name = name_hint or getattr(te_func, "__name__", "te_func").strip("<>")

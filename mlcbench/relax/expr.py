@@ -267,6 +267,7 @@ class Call(Expr):
 
     def _derive_struct_info(self):
         if isinstance(self.op, Op):
+            # the op modules build Calls, so the registry imports this module, not back
             from .op.registry import infer_struct_info
             return infer_struct_info(self)
         if self.sinfo_args:

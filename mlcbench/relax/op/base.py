@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from ...ir.errors import IRError
 from ...ir.module import GlobalVar
+from ...ir.op import Op
+from ..expr import Call, Expr, ExternFunc, ShapeExpr, Tuple
 from ..struct_info import (ObjectStructInfo, StructInfo, TensorStructInfo, TupleStructInfo)
-from .registry import as_expr, register_op
+from .registry import as_expr, make_call, register_op
 
 
 def _from_sinfo_args(call):
@@ -29,7 +31,6 @@ def _out_sinfo(out_sinfo, where: str) -> StructInfo:
 
 
 def _arg_tuple(args):
-    from ..expr import Expr, Tuple
     if isinstance(args, Expr) and not isinstance(args, Tuple):
         args = (args,)
     return as_expr(tuple(args) if isinstance(args, list) else args)
@@ -42,8 +43,6 @@ register_op("relax.call_pure_packed", _from_sinfo_args, "opaque")
 
 def call_tir(gvar, args, out_sinfo, tir_vars=None):
     """Call the PrimFunc ``gvar`` (a GlobalVar) on ``args``, producing ``out_sinfo``."""
-    from ..expr import Call, ShapeExpr
-    from ...ir.op import Op
     if not isinstance(gvar, GlobalVar):
         raise IRError(f"call_tir: the callee is a GlobalVar of a PrimFunc (cls.name in "
                       f"TVMScript), found {type(gvar).__name__}")
@@ -54,7 +53,6 @@ def call_tir(gvar, args, out_sinfo, tir_vars=None):
 
 
 def _extern(func):
-    from ..expr import ExternFunc
     if isinstance(func, str):
         return ExternFunc(func)
     if not isinstance(func, ExternFunc):
@@ -65,16 +63,12 @@ def _extern(func):
 def call_dps_packed(func, args, out_sinfo):
     """Call the registered packed function ``func`` (a name) in destination-passing style:
     ``call_dps_packed("env.relu", (x,), R.Tensor((1, 128), "float32"))``."""
-    from ..expr import Call
-    from ...ir.op import Op
     return Call(Op.get("relax.call_dps_packed"), [_extern(func), _arg_tuple(args)], None,
                 [_out_sinfo(out_sinfo, "call_dps_packed")])
 
 
 def call_pure_packed(func, *args, sinfo_args):
     """Call a packed function that returns its result (it must not have side effects)."""
-    from ..expr import Call
-    from ...ir.op import Op
     sinfo = sinfo_args if isinstance(sinfo_args, (list, tuple)) else [sinfo_args]
     return Call(Op.get("relax.call_pure_packed"), [_extern(func), *map(as_expr, args)], None,
                 list(sinfo))
@@ -94,8 +88,6 @@ class builtin:  # noqa: N801 -- a namespace, spelled as TVM's relax.op.builtin
     @staticmethod
     def alloc_tensor(shape, dtype: str, runtime_device_index: int = 0):
         """An uninitialized tensor of ``shape`` and ``dtype`` (the VM allocates it)."""
-        from ..expr import ShapeExpr
-        from .registry import make_call
         shape = shape if isinstance(shape, ShapeExpr) else ShapeExpr(shape)
         return make_call("relax.builtin.alloc_tensor", (shape,),
                          {"dtype": str(dtype), "runtime_device_index": int(runtime_device_index)})
@@ -103,5 +95,4 @@ class builtin:  # noqa: N801 -- a namespace, spelled as TVM's relax.op.builtin
 
 def null_value():
     """The null object (an absent optional value)."""
-    from .registry import make_call
     return make_call("relax.null_value", ())

@@ -9,8 +9,10 @@ import math
 from ... import topi
 from ...ir.errors import IRError
 from ...tir.expr import IntImm
+from ..expr import ShapeExpr
 from ..struct_info import TensorStructInfo, TupleStructInfo, dim_equal, dim_text, shape_text
-from .registry import (check_arity, make_call, normalize_axis, register_op, tensor_arg)
+from .registry import (broadcast_dims, check_arity, make_call, normalize_axis, register_op,
+                       tensor_arg)
 
 
 def _ints(values) -> tuple | None:
@@ -90,7 +92,6 @@ register_op("relax.reshape", _reshape_infer, "injective", _reshape_legalize)
 
 def reshape(x, shape):
     """``reshape(x, (2, -1))``; one dimension may be -1 (inferred)."""
-    from ..expr import ShapeExpr
     if not isinstance(shape, ShapeExpr):
         shape = ShapeExpr(list(shape) if isinstance(shape, (list, tuple)) else [shape])
     return make_call("relax.reshape", (x, shape))
@@ -272,7 +273,6 @@ def take(x, indices, axis=None):
 # -- broadcast_to --------------------------------------------------------------------------
 
 def _broadcast_to_infer(call):
-    from .registry import broadcast_dims
     check_arity(call, 2)
     x = tensor_arg(call, 0, "x")
     shape = call.args[1]
@@ -301,7 +301,6 @@ register_op("relax.broadcast_to", _broadcast_to_infer, "broadcast",
 
 def broadcast_to(x, shape):
     """``x`` repeated along extent-1 (or missing leading) axes to ``shape``."""
-    from ..expr import ShapeExpr
     if not isinstance(shape, ShapeExpr):
         shape = ShapeExpr(list(shape) if isinstance(shape, (list, tuple)) else [shape])
     return make_call("relax.broadcast_to", (x, shape))

@@ -13,6 +13,7 @@ for (storages are shared only between tensors of one dtype).
 """
 from __future__ import annotations
 
+from ..expr import ShapeExpr
 from ..struct_info import ObjectStructInfo, TensorStructInfo
 from .registry import make_call, register_op
 
@@ -36,7 +37,6 @@ def alloc_storage(size, virtual_device_index: int = 0, storage_scope: str = "glo
     >>> alloc_storage([512], dtype="float32").struct_info
     R.Object
     """
-    from ..expr import ShapeExpr
     size = size if isinstance(size, ShapeExpr) else ShapeExpr(size)
     return make_call("relax.memory.alloc_storage", (size,),
                      {"virtual_device_index": int(virtual_device_index),
@@ -45,7 +45,6 @@ def alloc_storage(size, virtual_device_index: int = 0, storage_scope: str = "glo
 
 def alloc_tensor(storage, shape, offset: int = 0, dtype: str = "float32"):
     """A tensor of ``shape`` and ``dtype`` that lives in ``storage`` from byte ``offset``."""
-    from ..expr import ShapeExpr
     shape = shape if isinstance(shape, ShapeExpr) else ShapeExpr(shape)
     return make_call("relax.memory.alloc_tensor", (storage, shape),
                      {"offset": int(offset), "dtype": str(dtype)})

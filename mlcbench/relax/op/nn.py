@@ -270,7 +270,6 @@ def _batch_norm_infer(call):
 
 
 def _batch_norm_legalize(bb, call):
-    from ..expr import Tuple
     a = call.attrs
 
     def normalized(*tensors):

@@ -15,8 +15,10 @@ from enum import IntEnum
 from typing import Callable
 
 from ...ir.errors import IRError
+from ...ir.module import GlobalVar
 from ...ir.op import Op
 from ...tir.expr import IntImm
+from ..expr import Call, Expr, Tuple, const, struct_info_of
 from ..struct_info import (StructInfo, TensorStructInfo, describe, dim_equal, shape_text)
 
 
@@ -88,7 +90,6 @@ def legalize_call(bb, call):
 
 def tensor_arg(call, index: int, what: str = "") -> TensorStructInfo:
     """The struct info of argument ``index``, which must be a tensor."""
-    from ..expr import struct_info_of
     if index >= len(call.args):
         raise IRError(f"{call.op.name}: expected at least {index + 1} arguments, "
                       f"found {len(call.args)}")
@@ -141,8 +142,6 @@ def _is_one(dim) -> bool:
 
 def as_expr(value):
     """A Relax argument from a Python value: numbers become constants, sequences Tuples."""
-    from ..expr import Expr, Tuple, const
-    from ...ir.module import GlobalVar
     if isinstance(value, (Expr, GlobalVar, Op)):
         return value
     if isinstance(value, (list, tuple)):
@@ -153,5 +152,4 @@ def as_expr(value):
 
 
 def make_call(name: str, args, attrs=None, sinfo_args=()):
-    from ..expr import Call
     return Call(Op.get(name), [as_expr(a) for a in args], attrs, sinfo_args)
