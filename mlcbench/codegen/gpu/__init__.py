@@ -9,6 +9,8 @@ runtime Module whose functions run on ``mlcbench.cuda(0)``:
 * counters (:mod:`.trace`, :mod:`.access`, :mod:`.sampling`): global transactions
   (coalescing), shared memory bank conflicts, FLOPs, traced with numpy on sample blocks
   and iterations; races on shared memory and out-of-bounds accesses are errors;
+* bounds (:mod:`.bounds`): every access the build cannot prove inside is checked in
+  the CPU code too, in every block, skipped and reported when it misses;
 * modeled time (:mod:`.model`): a roofline over the target's bandwidth and FLOP rate,
   scaled by occupancy. ``time_evaluator`` reports it; :func:`profile` gives the table.
 """
@@ -42,10 +44,10 @@ def build_gpu(lowered_mod, target) -> GPUModule:
         raise CodegenError("build_gpu: the module has no device kernel (a PrimFunc with "
                            "calling_conv 'device_kernel')")
     nests = {name: launch_nest(func, name) for name, func in kernels.items()}
-    cpu_funcs = {name: kernel_as_cpu_func(func, nests[name]) for name, func in kernels.items()}
-    cpu_module = compile_cpu_functions(cpu_funcs, Target("llvm"))
-    compiled = {name: GPUKernel(name, kernels[name], nests[name], cpu_module[name])
-                for name in kernels}
+    checked = {name: kernel_as_cpu_func(func, nests[name]) for name, func in kernels.items()}
+    cpu_module = compile_cpu_functions({n: f for n, (f, _) in checked.items()}, Target("llvm"))
+    compiled = {name: GPUKernel(name, kernels[name], nests[name], cpu_module[name],
+                                checked[name][1]) for name in kernels}
     spec = GPUSpec.from_target(target)
     functions = {}
     for name, func in hosts.items():

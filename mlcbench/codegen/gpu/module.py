@@ -9,7 +9,8 @@
 Calling a host function launches its kernels in order: each kernel is compiled to a
 CPU function (:mod:`.threads`) and, on the first call, traced (:mod:`.trace`) on the
 call's arguments, which raises on data races and out-of-bounds accesses before any
-kernel runs and gives the counters. ``time_evaluator`` reports the *modeled* time of
+kernel runs and gives the counters; the CPU functions check the accesses the build could
+not prove inside (:mod:`.bounds`) in every block and raise after the call. ``time_evaluator`` reports the *modeled* time of
 those counters (:mod:`.model`), not the time the CPU took.
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ...runtime.errors import ArgumentTypeError, ArgumentValueError
 from ...runtime.module import FunctionNotFoundError, Module, TimeEvaluator
 from ...runtime.ndarray import NDArray, device_or_ctx
 from ...tir import expr as E
+from .bounds import new_record, raise_on_record
 from .model import machine_peaks
 from .profile import GPUProfile, profile_kernel
 
@@ -30,8 +32,15 @@ from .profile import GPUProfile, profile_kernel
 class GPUKernel:
     """One device kernel: its launch nest, the buffers of its params, its CPU function."""
 
-    def __init__(self, name, func, nest, cpu_function):
+    def __init__(self, name, func, nest, cpu_function, accesses=()):
         self.name, self.func, self.nest, self.cpu_function = name, func, nest, cpu_function
+        self.accesses = list(accesses)
+
+    def run(self, cpu_args) -> None:
+        """Run every block; an out-of-bounds access (skipped) raises afterwards."""
+        record = new_record(self.nest.num_blocks)
+        self.cpu_function(*cpu_args, record)
+        raise_on_record(self.name, self.nest, record, self.accesses)
 
     def buffers(self, values: list) -> tuple:
         """(arguments for the CPU function, the tracer's bindings): flat arrays by data
@@ -155,7 +164,7 @@ class GPUFunction:
                                              machine_peaks(self.spec))
         self.last_profile = self._profiles[key]
         for kernel, cpu_args, _ in planned if execute else ():
-            kernel.cpu_function(*cpu_args)
+            kernel.run(cpu_args)
         return self.last_profile
 
 

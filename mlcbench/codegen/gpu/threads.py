@@ -31,6 +31,7 @@ from ...tir import stmt as S
 from ...tir.buffer import decl_buffer
 from ...tir.functor import StmtExprMutator, post_order_visit, substitute
 from ...tir.function import PrimFunc
+from .bounds import BoundsChecks
 from .launch import LaunchNest, is_barrier
 
 PUSH_MIN_EXTENT = 16
@@ -40,12 +41,16 @@ PUSH_MIN_EXTENT = 16
 SIMULATED_SCOPES = ("global", "shared", "local")
 
 
-def kernel_as_cpu_func(kernel: PrimFunc, nest: LaunchNest) -> PrimFunc:
-    """The CPU PrimFunc that runs every block of ``kernel`` (see the module docstring)."""
+def kernel_as_cpu_func(kernel: PrimFunc, nest: LaunchNest) -> tuple:
+    """``(func, accesses)``: the CPU PrimFunc that runs every block of ``kernel`` (see the
+    module docstring) with its accesses bounds-checked, its last parameter the error
+    record of :mod:`.bounds`, and what the record's access ids stand for."""
     _check_scopes(kernel, nest.name)
-    body = nest.wrap(ThreadDistributor(nest).distribute(nest.body))
+    block = E.Var("block_id", "int32")
+    checks = BoundsChecks(nest, block if nest.blocks else E.const(0),
+                          _linear_thread_id(nest.threads))
+    body = nest.wrap(ThreadDistributor(nest).distribute(checks.instrument(nest.body)))
     if nest.blocks:
-        block = E.Var("block_id", "int32")
         stride = 1
         for axis in nest.blocks:
             value = (block // stride) % axis.extent if stride > 1 \
@@ -54,7 +59,11 @@ def kernel_as_cpu_func(kernel: PrimFunc, nest: LaunchNest) -> PrimFunc:
             stride *= axis.extent
         body = S.For(block, E.const(0), E.const(nest.num_blocks), S.ForKind.PARALLEL, body)
     attrs = {k: v for k, v in kernel.attrs.items() if k not in ("calling_conv", "target")}
-    return dataclasses.replace(kernel, body=body, attrs=attrs)
+    record = checks.record
+    func = dataclasses.replace(kernel, body=body, attrs=attrs,
+                               params=tuple(kernel.params) + (record.data,),
+                               buffer_map={**kernel.buffer_map, record.data: record})
+    return func, checks.accesses
 
 
 def _check_scopes(kernel: PrimFunc, name: str) -> None:

@@ -1,0 +1,335 @@
+"""Bounds checks compiled into the simulator's CPU code, so that no kernel can crash the
+Python process with an out-of-bounds access, whatever its data.
+
+The tracer (:mod:`.trace`) checks accesses on sample blocks only; a gather whose index
+array sends a thread of another block out of bounds would reach the CPU code. So every
+global, shared and local access of a kernel gets a compare against its buffer's shape,
+unless the index is proven inside from the loop and thread ranges and the enclosing
+conditions (the usual case: affine indices cost nothing). A statement whose check fails
+is skipped, and the first failure of each block is written to an error record::
+
+    record[block * 4 + 0] = access id + 1    # which buffer, index and statement
+    record[block * 4 + 1] = thread id        # threadIdx.x + blockDim.x * (...)
+    record[block * 4 + 2] = the offending index (the first lane of a vector access)
+
+:func:`raise_on_record` names the first failing block's access after the call. A load
+outside a statement's own work (a loop bound, an ``if`` condition, a ``let`` value) is
+checked by a statement just before it and clamped to index 0, so it stays safe.
+Vector accesses whose index is neither a ``Ramp`` nor a ``Broadcast`` (a vector gather)
+are clamped lane by lane without a record: only the tracer reports those.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...arith import Analyzer
+from ...ir.errors import CodegenError
+from ...tir import expr as E
+from ...tir import stmt as S
+from ...tir.buffer import decl_buffer
+from ...tir.functor import StmtExprMutator, substitute
+from .access import GPUSimulationError
+
+RECORD_FIELDS = 4
+
+
+@dataclass(frozen=True)
+class CheckedAccess:
+    """What an access id in the error record stands for."""
+    buffer: str
+    shape: tuple
+    index: str
+    statement: str
+
+
+class _Loads(StmtExprMutator):
+    """Collects the bounds conditions of the loads of one expression; clamps them where
+    asked (``clamp``) or where the generated code evaluates them eagerly although a
+    vector condition guards them."""
+
+    def __init__(self, checker, clamp: bool):
+        self.checker, self.clamp = checker, clamp
+        self.checks: list = []
+        self.guards: list = []
+        self.lets: list = []
+
+    def visit_BufferLoad(self, op):
+        indices = tuple(self.visit(i) for i in op.indices)
+        check = self.checker.condition(op.buffer, indices)
+        if check is None:
+            return E.BufferLoad(op.buffer, _clamp_lanes(op.buffer, indices), op.dtype)
+        ok, first = check
+        if ok is True:
+            return op if indices == op.indices else E.BufferLoad(op.buffer, indices, op.dtype)
+        vector_guarded = any(g.dtype.lanes > 1 for g in self.guards)
+        if not vector_guarded:
+            self.checks.append((self._guarded(ok), self.checker.access_id(op.buffer, op),
+                                self._guarded(first, guard=False)))
+        if self.clamp or vector_guarded:
+            indices = _clamp(indices, ok)
+        return E.BufferLoad(op.buffer, indices, op.dtype)
+
+    def _guarded(self, expr, guard: bool = True):
+        for var, value in reversed(self.lets):
+            expr = substitute(expr, {var: value})
+        for cond in self.guards if guard else ():
+            expr = _or(E.Not(cond), expr)
+        return expr
+
+    def visit_Call(self, op):
+        if op.op != "tir.if_then_else":
+            return self.generic_visit(op)
+        cond = self.visit(op.args[0])
+        self.guards.append(cond)
+        then = self.visit(op.args[1])
+        self.guards[-1] = E.Not(cond)
+        other = self.visit(op.args[2])
+        self.guards.pop()
+        return E.Call(op.dtype, op.op, (cond, then, other))
+
+    def visit_Let(self, op):
+        value = self.visit(op.value)
+        self.lets.append((op.var, value))
+        body = self.visit(op.body)
+        self.lets.pop()
+        return E.Let(op.var, value, body)
+
+
+def _clamp(indices, ok):
+    """Indices that stay inside when ``ok`` is false (index 0 of every dimension)."""
+    zero = [E.const(0, i.dtype.with_lanes(1)) for i in indices]
+    if len(indices) == 1 and isinstance(indices[0], E.Ramp):
+        ramp = indices[0]
+        return (E.Ramp(E.Select(ok, ramp.base, zero[0]), ramp.stride, ramp.lanes),)
+    return tuple(E.Select(ok, i, z if i.dtype.lanes == 1 else E.Broadcast(z, i.dtype.lanes))
+                 for i, z in zip(indices, zero))
+
+
+def _clamp_lanes(buffer, indices):
+    """A vector gather's lanes outside the buffer read element 0 instead."""
+    (index,) = indices
+    lanes = index.dtype.lanes
+    size = _flat_size(buffer, index.dtype.with_lanes(1))
+    zero = E.Broadcast(E.const(0, index.dtype.with_lanes(1)), lanes)
+    inside = _and(index >= zero, index < E.Broadcast(size, lanes))
+    return (E.Select(inside, index, zero),)
+
+
+def _flat_size(buffer, dtype):
+    size = None
+    for dim in buffer.shape:
+        dim = E.cast(dtype, dim) if dim.dtype != dtype else dim
+        size = dim if size is None else size * dim
+    return size
+
+
+class BoundsChecks:
+    """Instruments one kernel body (before its threads are distributed)."""
+
+    def __init__(self, nest, block_id, thread_id):
+        self.nest = nest
+        self.block_id, self.thread_id = block_id, thread_id
+        self.accesses: list = []
+        self.record = decl_buffer((max(nest.num_blocks, 1) * RECORD_FIELDS,), "int64",
+                                  "sim_bounds_record", data=E.Var("sim_bounds_record", "handle"))
+        self.analyzer = Analyzer()
+        self._statement = None
+        for axis in nest.blocks + nest.threads:
+            self.analyzer.bind(axis.var, E.Range(E.const(0), E.const(axis.extent)),
+                               allow_override=True)
+
+    # -- conditions -------------------------------------------------------------------
+    def condition(self, buffer, indices):
+        """``(ok, first index)`` for an access, ``(True, ...)`` when proven inside,
+        None when the index is a vector gather (clamped, not recorded)."""
+        terms, proven = [], True
+        for dim, index in zip(buffer.shape, indices):
+            if isinstance(index, E.Ramp):
+                ends = [index.base, index.base + index.stride * E.const(index.lanes - 1)]
+            elif isinstance(index, E.Broadcast):
+                ends = [index.value]
+            elif index.dtype.lanes > 1:
+                return None
+            else:
+                ends = [index]
+            for end in ends:
+                size = E.cast(end.dtype, dim) if dim.dtype != end.dtype else dim
+                inside = _and(end >= E.const(0, end.dtype), end < size)
+                if not self.analyzer.can_prove(inside):
+                    proven = False
+                    terms.append(inside)
+        first = _first_lane(indices[0]) if len(indices) == 1 else indices[0]
+        if proven:
+            return True, first
+        ok = terms[0]
+        for term in terms[1:]:
+            ok = _and(ok, term)
+        return ok, first
+
+    def access_id(self, buffer, node) -> int:
+        index = ", ".join(str(i) for i in node.indices)
+        self.accesses.append(CheckedAccess(buffer.name, tuple(str(d) for d in buffer.shape),
+                                           index, self._statement))
+        return len(self.accesses) - 1
+
+    # -- statements -------------------------------------------------------------------
+    def instrument(self, stmt) -> S.Stmt:
+        method = getattr(self, "_stmt_" + type(stmt).__name__, None)
+        return method(stmt) if method is not None else self._leaf(stmt)
+
+    def _expr(self, expr, stmt, clamp: bool):
+        self._statement = str(stmt).strip().splitlines()[0]
+        loads = _Loads(self, clamp)
+        return loads.visit(expr), loads.checks
+
+    def _leaf(self, stmt):
+        """A BufferStore or Evaluate: run it only when all its accesses are inside."""
+        loads = _Loads(self, clamp=False)
+        self._statement = str(stmt).strip().splitlines()[0]
+        if isinstance(stmt, S.BufferStore):
+            value = loads.visit(stmt.value)
+            indices = tuple(loads.visit(i) for i in stmt.indices)
+            check = self.condition(stmt.buffer, indices)
+            if check is None:
+                raise CodegenError(f"kernel {self.nest.name!r}: a vector store through "
+                                   f"gathered indices cannot be bounds-checked: {stmt}")
+            if check[0] is not True:
+                loads.checks.append((check[0], self.access_id(stmt.buffer, stmt), check[1]))
+            stmt = S.BufferStore(stmt.buffer, value, indices)
+        elif isinstance(stmt, S.Evaluate):
+            stmt = S.Evaluate(loads.visit(stmt.value))
+        else:
+            return stmt
+        return self._guard(stmt, loads.checks)
+
+    def _guard(self, stmt, checks):
+        if not checks:
+            return stmt
+        ok = checks[0][0]
+        for check in checks[1:]:
+            ok = _and(ok, check[0])
+        return S.IfThenElse(ok, stmt, self._record(checks))
+
+    def _record(self, checks) -> S.Stmt:
+        """Write the first failing access of ``checks`` unless the block has one."""
+        access, index = E.const(checks[-1][1] + 1, "int64"), _as_i64(checks[-1][2])
+        for ok, aid, first in reversed(checks[:-1]):
+            access = E.Select(E.Not(ok), E.const(aid + 1, "int64"), access)
+            index = E.Select(E.Not(ok), _as_i64(first), index)
+        slot = _as_i64(self.block_id) * E.const(RECORD_FIELDS, "int64")
+        thread = _as_i64(self.thread_id)
+        stores = [S.BufferStore(self.record, thread, (slot + E.const(1, "int64"),)),
+                  S.BufferStore(self.record, index, (slot + E.const(2, "int64"),)),
+                  S.BufferStore(self.record, access, (slot,))]
+        unset = E.BufferLoad(self.record, (slot,)) == E.const(0, "int64")
+        return S.IfThenElse(unset, S.SeqStmt(tuple(stores)))
+
+    def _checked_first(self, stmt, expr):
+        """``expr`` clamped, and the statement that records its failures (or None)."""
+        new, checks = self._expr(expr, stmt, clamp=True)
+        if not checks:
+            return new, None
+        return new, self._guard(S.Evaluate(E.const(0)), checks)
+
+    def _before(self, check, stmt):
+        return stmt if check is None else S.SeqStmt((check, stmt))
+
+    def _stmt_SeqStmt(self, stmt):
+        return S.SeqStmt(tuple(self.instrument(s) for s in stmt.seq))
+
+    def _stmt_For(self, stmt):
+        lo, check_lo = self._checked_first(stmt, stmt.min)
+        extent, check_extent = self._checked_first(stmt, stmt.extent)
+        if check_lo is None and check_extent is None:
+            self.analyzer.bind(stmt.loop_var, E.Range(lo, extent), allow_override=True)
+        body = self.instrument(stmt.body)
+        loop = dataclasses.replace(stmt, min=lo, extent=extent, body=body)
+        return self._before(check_lo, self._before(check_extent, loop))
+
+    def _stmt_IfThenElse(self, stmt):
+        cond, check = self._checked_first(stmt, stmt.condition)
+        with self.analyzer.constraint_scope(cond if check is None else E.const(True)):
+            then = self.instrument(stmt.then_case)
+        other = None
+        if stmt.else_case is not None:
+            with self.analyzer.constraint_scope(E.Not(cond) if check is None
+                                                else E.const(True)):
+                other = self.instrument(stmt.else_case)
+        return self._before(check, S.IfThenElse(cond, then, other))
+
+    def _stmt_LetStmt(self, stmt):
+        value, check = self._checked_first(stmt, stmt.value)
+        if check is None and value.dtype.is_int and value.dtype.lanes == 1:
+            self.analyzer.bind(stmt.var, value, allow_override=True)
+        body = self.instrument(stmt.body)
+        return self._before(check, dataclasses.replace(stmt, value=value, body=body))
+
+    def _stmt_AssertStmt(self, stmt):
+        cond, check = self._checked_first(stmt, stmt.condition)
+        body = self.instrument(stmt.body)
+        return self._before(check, dataclasses.replace(stmt, condition=cond, body=body))
+
+    def _stmt_Allocate(self, stmt):
+        return dataclasses.replace(stmt, body=self.instrument(stmt.body))
+
+    def _stmt_DeclBuffer(self, stmt):
+        return dataclasses.replace(stmt, body=self.instrument(stmt.body))
+
+
+def _and(a, b):
+    return E.binary(E.And, a, b)
+
+
+def _or(a, b):
+    return E.binary(E.Or, a, b)
+
+
+def _first_lane(index):
+    if isinstance(index, E.Ramp):
+        return index.base
+    if isinstance(index, E.Broadcast):
+        return index.value
+    return index
+
+
+def _as_i64(expr):
+    return expr if str(expr.dtype) == "int64" else E.cast("int64", expr)
+
+
+def new_record(num_blocks: int) -> np.ndarray:
+    return np.zeros(max(num_blocks, 1) * RECORD_FIELDS, dtype=np.int64)
+
+
+def raise_on_record(kernel_name: str, nest, record: np.ndarray, accesses: list) -> None:
+    """Raise GPUSimulationError naming the first block whose record is set."""
+    failed = np.flatnonzero(record[::RECORD_FIELDS])
+    if failed.size == 0:
+        return
+    block = int(failed[0])
+    access_id, thread, index = (int(v) for v in record[block * RECORD_FIELDS:][:3])
+    access = accesses[access_id - 1]
+    raise GPUSimulationError(
+        f"kernel {kernel_name!r}: out-of-bounds access of buffer {access.buffer!r} "
+        f"(shape {', '.join(access.shape)}) at index {index} (`{access.index}`) by thread "
+        f"{_thread_coords(nest, thread)} of block {_block_coords(nest, block)} in "
+        f"`{access.statement}`; the access was skipped, {failed.size} block(s) had one. "
+        f"The output arrays hold what the other accesses wrote")
+
+
+def _block_coords(nest, block: int) -> str:
+    return _coords(nest.blocks, block)
+
+
+def _thread_coords(nest, thread: int) -> str:
+    return _coords(nest.threads, thread)
+
+
+def _coords(axes, linear: int) -> str:
+    parts = []
+    for axis in axes:
+        parts.append(f"{axis.tag}={linear % axis.extent}")
+        linear //= axis.extent
+    return "(" + ", ".join(parts) + ")" if parts else "(0)"
