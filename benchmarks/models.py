@@ -13,9 +13,13 @@ the build); then, unless ``--compile-only``, our latency at batch 1 and onnxrunt
 (best mean of ``--rounds`` interleaved rounds, see ``timing.py``), their ratio (ours /
 onnxruntime: above 1 means slower), and the largest difference from the output stored in
 the wheel and from onnxruntime's. The input is the ramp onnx's backend test feeds these
-models. The cache directory is a temporary one, removed at the end. ``--latency-only``
-skips the compile columns and builds with the usual kernel cache (``MLCBENCH_CACHE_DIR``
-or the default), so comparing schedules on the large models does not rebuild them cold.
+models. The cache directory is a temporary one, removed at the end.
+
+``--latency-only`` skips the compile columns and builds with the usual kernel cache
+(``MLCBENCH_CACHE_DIR`` or the default), so comparing schedules on the large models does
+not rebuild them cold. With ``OMP_NUM_THREADS`` set (the threads of our parallel
+kernels) onnxruntime gets as many intra-op threads: on a busy machine both sides can
+then be compared on one core each.
 """
 from __future__ import annotations
 
@@ -80,7 +84,10 @@ def measure_latency(name: str, rounds: int) -> dict:
     vm = relax.VirtualMachine(ex, mlcbench.cpu())
     x = mlcbench.nd.array(data)
     ours = vm["main"](x).numpy()
-    session = ort.InferenceSession(model.SerializeToString(),
+    options = ort.SessionOptions()
+    if os.environ.get("OMP_NUM_THREADS"):      # our kernels' thread count: the same cores
+        options.intra_op_num_threads = int(os.environ["OMP_NUM_THREADS"])
+    session = ort.InferenceSession(model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     theirs = session.run(None, {input_name: data})[0]
     best = compare({"mlcbench": call(lambda: vm["main"](x)),
