@@ -60,7 +60,8 @@ def test_pipelines_by_name():
     assert [p.info.name for p in relax.get_pipeline("vm_lowering").passes] == [
         "ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory"]
     default = [p.info.name for p in relax.get_pipeline("default").passes]
-    assert default[:3] == ["FoldConstant", "FoldBatchnormToConv2D", "LegalizeOps"] \
+    assert default[:4] == ["FoldConstant", "FoldBatchnormToConv2D", "FuseTransposeMatmul",
+                           "LegalizeOps"] \
         and default[-3:] == [
         "ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory"]
     with pytest.raises(MLCBenchError, match="no pipeline named 'fast'"):

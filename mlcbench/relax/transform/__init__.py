@@ -20,6 +20,7 @@ from .split_weight_packing import PrepackWeights, SplitWeightPacking
 from .dead_code_elimination import DeadCodeElimination
 from .canonicalize_bindings import CanonicalizeBindings
 from .combine_parallel_matmul import CombineParallelMatmul
+from .fuse_transpose_matmul import FuseTransposeMatmul
 
 # -- lowering towards the virtual machine -------------------------------------------------
 from .to_non_dataflow import ToNonDataflow
