@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..ir.errors import InvalidValueError
 from ..tir import expr as E
+from ..tir.functor import uses_var
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,6 @@ class _SetEvaluator:
         return IntSet.single_point(expr)
 
     def _uses_relaxed_var(self, expr) -> bool:
-        from ..tir.functor import uses_var
         return uses_var(expr, lambda v: v in self.doms)
 
     def visit_Var(self, var):

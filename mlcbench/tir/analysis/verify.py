@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...ir.errors import IRError
 from .. import expr as E
 from .. import stmt as S
-from ..functor import StmtExprVisitor
+from ..functor import StmtExprVisitor, post_order_visit
 
 
 class _ScopeChecker(StmtExprVisitor):
@@ -160,7 +160,6 @@ def verify_well_formed(func, assert_mode: bool = True) -> bool:
 
 
 def _note_block_vars(body, table: dict) -> None:
-    from ..functor import post_order_visit
 
     def note(node):
         if isinstance(node, S.Block):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ...ir.errors import ScheduleError
 from ..expr import PrimExpr, Var
 from ..function import PrimFunc
+from ..functor import uses_var
 from ..stmt import Block, BlockRealize, For, SeqStmt, Stmt, seq
 
 _STMT_CHILD_FIELDS = {
@@ -141,7 +142,6 @@ def child_block_realizes(stmt) -> list:
 
 
 def uses_any(expr, variables) -> bool:
-    from ..functor import uses_var
     ids = {id(v) for v in variables}
     return uses_var(expr, lambda v: id(v) in ids)
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from ..errors import fail
 from ..ir_utils import block_realizes_under, find_block, find_loop, replace_stmts, uses_any
 from .loop_overlap import find_overlap
-from ...expr import Var
+from ...expr import Range, Var, const
 from ...function import PrimFunc
-from ...stmt import ForKind, IterType
+from ...stmt import ForKind, IterType, IterVar
 
 
 _VERB = {"parallel": "parallelized", "vectorize": "vectorized", "bind": "bound to threads"}
@@ -103,8 +103,6 @@ _THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "thread
 
 def bind(func: PrimFunc, loop_var: Var, thread_axis: str) -> PrimFunc:
     """Bind a loop to a GPU thread axis (``T.thread_binding(n, thread="threadIdx.x")``)."""
-    from ...expr import Range, const
-    from ...stmt import IterVar
     loop = find_loop(func, loop_var, "bind").node
     if thread_axis not in _THREAD_TAGS:
         fail("bind", f"unknown thread axis {thread_axis!r}; expected one of "

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ....arith import Analyzer
+from ....arith.int_set import IntSet
 from ..errors import fail
 from ..ir_utils import as_seq_list, find_all, find_block, replace_stmts
 from ...buffer import Buffer, BufferRegion
@@ -35,6 +37,7 @@ from ...expr import Range, Var, const
 from ...function import PrimFunc
 from ...functor import StmtExprMutator
 from ...stmt import Block, BlockRealize, BufferStore, For, ForKind, IterType, IterVar, seq
+from .compute_location import _access_region, _max, _min
 
 
 def _scoped_copy(func, buffer: Buffer, scope: str) -> Buffer:
@@ -150,8 +153,6 @@ def _relaxed(hits, buffer, place, reads, analyzer):
     """Per-dimension IntSets of ``buffer`` accessed by ``hits`` in one iteration of the
     loops of ``place`` (loops below it range over their extents), clipped to the buffer's
     shape (a predicate such as ``T.where(i < 2)`` is not used to narrow the indices)."""
-    from ....arith.int_set import IntSet
-    from .compute_location import _access_region, _max, _min
     below = []
     for hit in hits:
         chain = list(hit.parents)
@@ -164,7 +165,6 @@ def _relaxed(hits, buffer, place, reads, analyzer):
 
 
 def _analyzer(place):
-    from ....arith import Analyzer
     analyzer = Analyzer()
     for loop in place.loops:
         analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
@@ -225,7 +225,6 @@ def _no_other_writer(func, primitive, writers, me, buffer):
 
 
 def _full_region(buffer):
-    from ....arith.int_set import IntSet
     return [IntSet(const(0, s.dtype), s - 1) for s in buffer.shape]
 
 

@@ -16,10 +16,12 @@ interval of the access indices when the loops below ``loop`` range over their ex
 """
 from __future__ import annotations
 
+from ....arith import Analyzer, eval_set
+from ....arith.int_set import IntSet
 from ..errors import fail
-from ..ir_utils import (as_seq_list, block_realizes_under, const_int, find_block, find_loop,
-                        replace_stmts, walk)
-from ...expr import Range, Var, const
+from ..ir_utils import (as_seq_list, block_realizes_under, child_block_realizes, const_int,
+                        find_block, find_loop, replace_stmts, uses_any, walk)
+from ...expr import Max, Min, Range, Var, binary, const
 from ...function import PrimFunc
 from ...functor import substitute
 from ...stmt import Block, For, ForKind, IterType, SeqStmt, seq
@@ -66,8 +68,6 @@ def _relaxed_thread_loops(loops, scope: str) -> list:
 def _access_region(blocks_under, buffer, loop, analyzer, reads: bool, relaxed=()):
     """Per-dimension IntSets of ``buffer`` accessed by the blocks below ``loop``, over all
     iterations of the loops below it and of the ``relaxed`` loops above it."""
-    from ....arith import eval_set
-    from ....arith.int_set import IntSet
     sets = None
     for realize, loops_below in blocks_under:
         dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in [*relaxed, *loops_below]}
@@ -88,12 +88,10 @@ def _access_region(blocks_under, buffer, loop, analyzer, reads: bool, relaxed=()
 
 
 def _min(a, b):
-    from ...expr import Min, binary
     return binary(Min, a, b)
 
 
 def _max(a, b):
-    from ...expr import Max, binary
     return binary(Max, a, b)
 
 
@@ -114,7 +112,6 @@ def _blocks_below(loop: For) -> list:
 
 def _iter_ranges(block, regions, needed, analyzer):
     """Range of each iter var of ``block`` whose access index is that bare var."""
-    from ....arith.int_set import IntSet
     ranges = {}
     for region in regions:
         sets = needed.get(id(region.buffer))
@@ -131,7 +128,6 @@ def _iter_ranges(block, regions, needed, analyzer):
 
 def _new_nest(block_realize, ranges, preserve_unit_loops, analyzer):
     """The block realized over the needed ranges, under fresh loops ``ax0, ax1, ...``."""
-    from ....arith.int_set import IntSet
     block = block_realize.block
     bindings, loops, predicates = [], [], []
     for iv in block.iter_vars:
@@ -177,7 +173,6 @@ def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: b
         fail(primitive, f"block {block_name!r} must come {order} loop {loop_var.name!r} in "
              "program order", func, loops=[loop_var], blocks=[block_name])
     _check_between(func, primitive, items, nest_at, loop_at, hit.node.block)
-    from ....arith import Analyzer
     analyzer = Analyzer()
     for enclosing in [p for p in loop_hit.parents if isinstance(p, For)] + [loop_hit.node]:
         analyzer.bind(enclosing.loop_var, Range(enclosing.min, enclosing.extent))
@@ -278,7 +273,6 @@ def _check_cover(func, primitive, nest, needed, analyzer, reverse, loop_var, blo
 def _check_no_repeated_reduction(func, primitive, loop_hit, nest, block_name):
     """A consumer whose reduction is spread over the outer loops must not run again for
     an outer loop it does not depend on (it would add its terms twice)."""
-    from ..ir_utils import uses_any
     outer = []
     for p in loop_hit.parents + (loop_hit.node,):
         if isinstance(p, Block):
@@ -299,7 +293,6 @@ def _check_dependences(func, primitive, loop_hit, block, scope, reverse):
     """reverse: every producer under ``loop`` finishes its region within one iteration
     (``loop`` and the loops above it are spatial for the producer). Forward: every
     consumer of the block in the scope sits under ``loop``."""
-    from ..ir_utils import child_block_realizes, uses_any
     outer_loops = [p.loop_var for p in loop_hit.parents if isinstance(p, For)]
     outer_loops.append(loop_hit.node.loop_var)
     under = {id(r) for r in block_realizes_under(loop_hit.node)}
@@ -330,7 +323,6 @@ def _check_dependences(func, primitive, loop_hit, block, scope, reverse):
 def _check_no_reset_of_accumulator(func, primitive, loop_hit, block, written, outer_loops):
     """compute_at of an init such as ``C_init`` under a loop that its reduction (which
     accumulates into the same buffer) spans would reset the sum on every iteration."""
-    from ..ir_utils import uses_any
     for realize in block_realizes_under(loop_hit.node):
         other = realize.block
         if not {id(r.buffer) for r in other.writes} & written:

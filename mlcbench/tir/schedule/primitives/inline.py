@@ -164,6 +164,5 @@ def reverse_compute_inline(func: PrimFunc, block_name: str) -> PrimFunc:
 
 
 def _collect_loads(expr, buffer, out):
-    from ...functor import post_order_visit
     post_order_visit(expr, lambda n: out.append(n) if isinstance(n, BufferLoad)
                      and n.buffer is buffer else None)

@@ -17,7 +17,7 @@ from ..ir_utils import (block_realizes_under, const_int, find_block, find_loop, 
 from ...expr import IntImm, PrimExpr, Var, const
 from ...function import PrimFunc
 from ...functor import substitute
-from ...stmt import BlockRealize, For, ForKind
+from ...stmt import BlockRealize, For, ForKind, IterType
 from ....arith import Analyzer
 
 
@@ -260,8 +260,6 @@ def _check_reorder_bindings(func, chain, moved):
     """Blocks below must bind the moved loops only to spatial/reduction iter vars, and
     (for blocks with an init) not to both: reordering a loop that mixes output and
     reduction positions would let an update run before the init of its element."""
-    from ...stmt import IterType
-    from ..ir_utils import uses_any
     for realize in block_realizes_under(chain[-1].body):
         if realize.block.init is not None:
             _check_not_mixed(func, realize, [lp.loop_var for lp in chain])
@@ -274,8 +272,6 @@ def _check_reorder_bindings(func, chain, moved):
 
 
 def _check_not_mixed(func, realize, loop_vars):
-    from ...stmt import IterType
-    from ..ir_utils import uses_any
     for var in loop_vars:
         kinds = {iv.iter_type for iv, value in zip(realize.block.iter_vars,
                                                     realize.iter_values)
