@@ -20,6 +20,8 @@ from mlcbench.ir import RuntimeError_
 from mlcbench.runtime.timing import Timing
 from mlcbench.tir import IntImm
 
+from .gpu_roofline import is_gpu_target
+
 __all__ = ["KernelRunner", "Measurement"]
 
 # A schedule reorders float sums; compare with a tolerance that scales with the values.
@@ -36,6 +38,7 @@ class Measurement:
     max_abs_error: float
     build_seconds: float
     results: tuple = ()
+    profile: object = None      # GPU targets: the GPUProfile the modeled time comes from
 
     @property
     def timing(self) -> Timing:
@@ -56,6 +59,7 @@ class KernelRunner:
 
     def __init__(self, mod, func_name: str, seed: int = 0, target="llvm"):
         self.mod, self.func_name, self.target = mod, func_name, target
+        self.gpu = is_gpu_target(target)
         self.seed = seed
         self._arrays: list[np.ndarray] | None = None
         self._reference: list[np.ndarray] | None = None
@@ -80,16 +84,23 @@ class KernelRunner:
     def reference(self) -> list[np.ndarray]:
         """Every argument after the unscheduled function ran on :meth:`arguments`."""
         if self._reference is None:
-            lib = mlcbench.build(self._only_our_function(self.mod), target=self.target)
-            self._reference = self._call(lib)[1]
+            # An unscheduled function binds no thread, so a GPU target's reference is the
+            # CPU build of the same function.
+            lib = mlcbench.build(self._only_our_function(self.mod),
+                                 target="llvm" if self.gpu else self.target)
+            self._reference = self._call(lib, mlcbench.cpu())[1]
         return self._reference
 
     def _only_our_function(self, mod):
         return mlcbench.IRModule({self.func_name: mod[self.func_name]})
 
-    def _call(self, lib):
+    @property
+    def device(self):
+        return mlcbench.cuda(0) if self.gpu else mlcbench.cpu()
+
+    def _call(self, lib, device):
         """Run once on fresh copies; returns (the nd arrays, their numpy values)."""
-        arrays = [mlcbench.nd.array(a.copy()) for a in self.arguments()]
+        arrays = [mlcbench.nd.array(a.copy(), device) for a in self.arguments()]
         lib[self.kernel_name](*arrays)
         return arrays, [a.numpy() for a in arrays]
 
@@ -98,23 +109,26 @@ class KernelRunner:
         """Build ``mod``, compare with the reference, then time it (best of ``repeat``).
 
         A kernel slower than 0.2 s per call is timed once, so "Run" stays responsive.
+        On a GPU target the time is the simulated GPU's modeled time, and the
+        measurement keeps the counters it comes from (``profile``).
         """
         reference = self.reference()
         start = time.perf_counter()
         lib = mlcbench.build(self._only_our_function(mod), target=self.target)
         build_seconds = time.perf_counter() - start
         start = time.perf_counter()
-        arrays, values = self._call(lib)
+        arrays, values = self._call(lib, self.device)
         first_call = time.perf_counter() - start
         correct, error = _compare(values, reference)
         if first_call > 0.2:
             repeat, min_repeat_ms = 1, 0.0
-        timer = lib.time_evaluator(self.kernel_name, mlcbench.cpu(), number=1, repeat=repeat,
+        timer = lib.time_evaluator(self.kernel_name, self.device, number=1, repeat=repeat,
                                    min_repeat_ms=min_repeat_ms)
         result = timer(*arrays)
         gflops = flops / result.min / 1e9 if flops else None
+        profile = lib.profile(self.kernel_name, *arrays, run=False) if self.gpu else None
         return Measurement(result.min, gflops, correct, error, build_seconds,
-                           tuple(result.results))
+                           tuple(result.results), profile)
 
 
 def _random_array(rng, buffer) -> np.ndarray:

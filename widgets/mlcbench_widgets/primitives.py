@@ -80,6 +80,8 @@ PRIMITIVES: dict[str, Primitive] = dict([
     _row("parallel", "run a loop's iterations on several threads", _LOOP),
     _row("vectorize", "turn a loop into vector instructions", _LOOP),
     _row("unroll", "unroll a loop", _LOOP),
+    _row("bind", "bind a loop to a GPU index (blockIdx.x, threadIdx.x, ...)", _LOOP,
+         Param("thread_axis", VALUE)),
     _row("compute_at", "move a producer block under a loop", _BLOCK, _LOOP, _PRESERVE),
     _row("reverse_compute_at", "move a consumer block under a loop", _BLOCK, _LOOP,
          _PRESERVE),

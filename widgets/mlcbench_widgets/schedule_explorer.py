@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from mlcbench.ir import MLCBenchError
 from mlcbench.runtime.timing import speed_ratio
 
+from .gpu_roofline import GPUPoint, gpu_peaks, gpu_points, plot_gpu_roofline
 from .history import History, Step
 from .measure import KernelRunner, Measurement
 from .primitives import PRIMITIVES, format_call
@@ -79,8 +80,13 @@ class ScheduleExplorer(WidgetModel):
         Which PrimFunc to schedule when the module has several.
     seed : int
         Seed of the random arguments used by :meth:`run`.
+    target : str or Target
+        What "Run" builds for (default the host CPU). For a GPU target (``"cuda"``,
+        ``"nvidia/..."``) steps run on the simulated GPU, are timed by its model and
+        drawn on a GPU roofline (:mod:`~mlcbench_widgets.gpu_roofline`).
     peaks : MachinePeaks, optional
-        Peak compute and bandwidth for the roofline; measured on first use if omitted.
+        Peak compute and bandwidth for the roofline; measured on first use if omitted
+        (for a GPU target: the target tag's figures).
 
     Examples
     --------
@@ -96,8 +102,8 @@ class ScheduleExplorer(WidgetModel):
         self.history = History(state, label="start")
         self._runner = KernelRunner(state.mod, state.func_name, seed, target)
         self._counts: KernelCounts | None = None
-        self._peaks = peaks
-        self._peaks_given = peaks is not None
+        self._peaks = peaks if peaks is not None or not self._runner.gpu else gpu_peaks(target)
+        self._peaks_given = self._peaks is not None
         super().__init__()
 
     @classmethod
@@ -250,8 +256,16 @@ class ScheduleExplorer(WidgetModel):
         return [(f"step {s.index}", m.gflops) for s, m in self.measurements
                 if m.gflops is not None]
 
+    def gpu_roofline_points(self) -> list[GPUPoint]:
+        """GPU targets: each run step at its own modeled intensity and GFLOPS."""
+        return gpu_points((f"step {s.index}", m) for s, m in self.measurements)
+
     def roofline(self, ax=None):
-        """A matplotlib Figure: the machine's roof and one point per run step."""
+        """A matplotlib Figure: the machine's roof and one point per run step (for a GPU
+        target, the GPU's roof and each step's modeled counters)."""
+        if self._runner.gpu:
+            return plot_gpu_roofline(self.gpu_roofline_points(), self.peaks, ax=ax,
+                                     title=f"GPU roofline of {self.func_name} (modeled)")
         return plot_roofline(self.counts, self.roofline_points(), self.peaks, ax=ax,
                              title=f"roofline of {self.func_name}")
 
