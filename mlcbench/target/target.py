@@ -7,7 +7,7 @@ A target string is a kind followed by options::
     Target("llvm -mattr=+avx2,-avx512f")              # host CPU with features toggled
     Target("cuda")                                    # a GPU: the default tag's limits
     Target("nvidia/nvidia-a100")                      # a tagged GPU (see tags.py)
-    Target("opencl")                                  # describable; this runtime cannot build it
+    Target("opencl")                                  # an OpenCL GPU with the default tag's limits
 
 Codegen reads ``mcpu``, ``features``, ``vector_width_bits`` and ``num_cores``; the
 tuner reads the cache sizes. ``with Target("llvm --num-cores=1"):`` makes a target
@@ -28,6 +28,7 @@ from .tags import INT_ATTRS, cuda_defaults, is_tag, tag_attrs
 KNOWN_KINDS = {"llvm": ("cpu",), "c": ("cpu",), "cuda": ("cuda", "gpu"),
                "nvptx": ("cuda", "gpu"), "opencl": ("opencl", "gpu")}
 _CUDA_KINDS = ("cuda", "nvptx")
+_LIMITED_KINDS = _CUDA_KINDS + ("opencl",)    # GPU kinds described by a tag's limits
 _DEFAULT_CACHE_BYTES = {"l1d": 32 * 1024, "l2": 1024 * 1024}
 _INT_OPTIONS = ("num_cores", "max_num_threads", "thread_warp_size", "opt_level")
 
@@ -213,10 +214,10 @@ def _parse(text: str) -> tuple[str, dict, str]:
         raise TargetError(f"unknown target kind {kind!r} in {text!r}: expected one of "
                           f"{sorted(KNOWN_KINDS)} or a tag such as 'nvidia/nvidia-a100'")
     else:
-        options = cuda_defaults() if kind in _CUDA_KINDS else {}
+        options = cuda_defaults() if kind in _LIMITED_KINDS else {}
     given = _parse_options(words[1:], text)
     options.update(given)
-    if kind in _CUDA_KINDS:
+    if kind in _LIMITED_KINDS:
         _check_gpu_options(options, given, text)
     return kind, options, tag
 

@@ -85,11 +85,12 @@ def build_lowered(mod, target=None) -> Module:
 
 
 def build_gpu_target(mod: IRModule, target: Target) -> Module:
-    """Lower for the GPU ``target`` and build with ``mlcbench.codegen.gpu.build_gpu``."""
-    if target.kind.name not in ("cuda", "nvptx"):
+    """Lower for the GPU ``target`` and build with ``mlcbench.codegen.gpu.build_gpu``.
+    An "opencl" build runs on the same simulated GPU; its device source reads as OpenCL C."""
+    if target.kind.name not in ("cuda", "nvptx", "opencl"):
         raise CodegenError(f"build: target {str(target)!r} ({target.kind.name}) is not "
-                           "supported; GPU code is built for 'cuda' or a tag such as "
-                           "'nvidia/geforce-rtx-2080-ti'")
+                           "supported; GPU code is built for 'cuda', 'opencl' or a tag such "
+                           "as 'nvidia/geforce-rtx-2080-ti'")
     from .transform.lower_gpu import lower_gpu
     lowered = lower_gpu(mod, target)
     try:

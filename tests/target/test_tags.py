@@ -73,9 +73,11 @@ def test_bad_gpu_options_are_refused(text, match):
         Target(text)
 
 
-def test_opencl_is_describable_and_has_no_cuda_limits():
-    target = Target("opencl")
-    assert target.is_gpu and target.attrs == {}
+def test_opencl_is_a_gpu_with_the_default_tags_limits():
+    target = Target("opencl -max_threads_per_block=256")
+    assert target.is_gpu and target.attrs["max_threads_per_block"] == 256
+    assert target.attrs["max_shared_memory_per_block"] == Target("cuda").attrs[
+        "max_shared_memory_per_block"]
 
 
 def test_list_tags_is_a_copy():

@@ -57,14 +57,14 @@ from .verify_gpu_code import VerifyGPUCode
 
 
 def gpu_target(target):
-    """``target`` as a Target of kind cuda/nvptx (a string or tag is converted); other
-    kinds are a CodegenError saying what is supported."""
+    """``target`` as a Target of kind cuda/nvptx/opencl (a string or tag is converted);
+    other kinds are a CodegenError saying what is supported."""
     from ...target import Target
     target = target if isinstance(target, Target) else Target(target)
-    if target.kind.name not in ("cuda", "nvptx"):
+    if target.kind.name not in ("cuda", "nvptx", "opencl"):
         raise CodegenError(f"lower_gpu: target {str(target)!r} is a {target.kind.name} "
-                           "target; GPU lowering supports 'cuda' (and 'nvptx', or a tag "
-                           "such as 'nvidia/nvidia-a100')")
+                           "target; GPU lowering supports 'cuda' (and 'nvptx', 'opencl', "
+                           "or a tag such as 'nvidia/nvidia-a100')")
     return target
 
 

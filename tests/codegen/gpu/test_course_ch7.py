@@ -89,6 +89,20 @@ def test_window_sum_with_shared_memory():
         device_code.get_source("spirv")
 
 
+def test_window_sum_built_for_opencl_reads_as_opencl_and_runs():
+    # course chapter 7, cell 13: the same kernels printed in OpenCL's spelling
+    rt_mod = tvm.build(window_sum_with_shared().mod, target="opencl")
+    device_code = rt_mod.imported_modules[0]
+    source = device_code.get_source()
+    assert device_code.type_key == "opencl"
+    assert "__kernel" in source and "barrier(CLK_LOCAL_MEM_FENCE)" in source
+    assert "__syncthreads" not in source and "__syncthreads()" in device_code.get_source("cu")
+    a_np = np.random.uniform(size=(1027,)).astype("float32")
+    b = tvm.nd.array(np.zeros((1024,), "float32"), tvm.cuda(0))
+    rt_mod["main"](tvm.nd.array(a_np, tvm.cuda(0)), b)
+    np.testing.assert_allclose(b.numpy(), a_np[:-3] + a_np[1:-2] + a_np[2:-1], rtol=1e-6)
+
+
 @pytest.mark.parametrize("shared", [False, True], ids=["local", "shared"])
 def test_matmul_blocking(shared):
     rt_mod = tvm.build(blocking(tvm.tir.Schedule(MyModuleMatmul), shared).mod,
