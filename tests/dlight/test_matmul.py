@@ -136,3 +136,32 @@ def test_few_rows_times_a_kj_weight_match_numpy(m, k, n, run_te):
     x, b = te.placeholder(a.shape, name="x"), te.placeholder(bt.shape, name="b")
     np.testing.assert_allclose(run_te([x, b], topi.nn.matmul(x, b), [a, bt]), a @ bt,
                                rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n, narrow", [(10, 5), (14, 7), (9, 9)])
+def test_columns_between_one_and_two_registers_split_into_whole_vectors(n, narrow,
+                                                                        named_target):
+    """On 8 lanes 10 columns are two vectors of 5 (a ``<10 x float>`` accumulator is
+    taken apart lane by lane on every step of k) with 8 rows, one accumulator each; 9
+    (no divisor fills half a register) stays whole. On 16 lanes each is one vector."""
+    x, w = te.placeholder((64, 128), name="x"), te.placeholder((128, n), name="w")
+    func = te.create_prim_func([x, w, topi.nn.matmul(x, w)])
+    text = Matmul().apply(func, named_target).mod["main"].script()
+    lanes = named_target.vector_lanes(32)
+    width = narrow if lanes == 8 else n
+    assert f"T.vectorized({width}):\n" in text, text
+    assert width == n or f"T.vectorized({n})" not in text, text
+    if width != n:
+        assert "T.unroll(8)" in text, text
+
+
+@settings(max_examples=8, deadline=None)
+@given(m=st.integers(1, 70), k=st.integers(1, 40), n=st.integers(9, 33), dense=st.booleans())
+def test_odd_column_counts_match_numpy(m, k, n, dense, run_te):
+    rng = np.random.default_rng(m * 1000 + k * 7 + n)
+    a = rng.standard_normal((m, k)).astype("float32")
+    b = rng.standard_normal((n, k) if dense else (k, n)).astype("float32")
+    x, w = te.placeholder(a.shape, name="x"), te.placeholder(b.shape, name="w")
+    out = topi.nn.dense(x, w) if dense else topi.nn.matmul(x, w)
+    np.testing.assert_allclose(run_te([x, w], out, [a, b]), a @ (b.T if dense else b),
+                               rtol=1e-4, atol=1e-4)
