@@ -30,7 +30,7 @@ from ...ir.errors import CodegenError
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.buffer import decl_buffer
-from ...tir.functor import StmtExprMutator, substitute
+from ...tir.functor import StmtExprMutator, post_order_visit, substitute
 from .access import GPUSimulationError
 
 RECORD_FIELDS = 4
@@ -243,7 +243,7 @@ class BoundsChecks:
     def _stmt_For(self, stmt):
         lo, check_lo = self._checked_first(stmt, stmt.min)
         extent, check_extent = self._checked_first(stmt, stmt.extent)
-        if check_lo is None and check_extent is None:
+        if not _has_load(lo) and not _has_load(extent):
             self.analyzer.bind(stmt.loop_var, E.Range(lo, extent), allow_override=True)
         body = self.instrument(stmt.body)
         loop = dataclasses.replace(stmt, min=lo, extent=extent, body=body)
@@ -251,18 +251,20 @@ class BoundsChecks:
 
     def _stmt_IfThenElse(self, stmt):
         cond, check = self._checked_first(stmt, stmt.condition)
-        with self.analyzer.constraint_scope(cond if check is None else E.const(True)):
+        # A fact about loaded data could be stale by the access (a store in between).
+        known = E.const(True) if _has_load(cond) else cond
+        with self.analyzer.constraint_scope(known):
             then = self.instrument(stmt.then_case)
         other = None
         if stmt.else_case is not None:
-            with self.analyzer.constraint_scope(E.Not(cond) if check is None
+            with self.analyzer.constraint_scope(E.Not(known) if known is cond
                                                 else E.const(True)):
                 other = self.instrument(stmt.else_case)
         return self._before(check, S.IfThenElse(cond, then, other))
 
     def _stmt_LetStmt(self, stmt):
         value, check = self._checked_first(stmt, stmt.value)
-        if check is None and value.dtype.is_int and value.dtype.lanes == 1:
+        if not _has_load(value) and value.dtype.is_int and value.dtype.lanes == 1:
             self.analyzer.bind(stmt.var, value, allow_override=True)
         body = self.instrument(stmt.body)
         return self._before(check, dataclasses.replace(stmt, value=value, body=body))
@@ -277,6 +279,12 @@ class BoundsChecks:
 
     def _stmt_DeclBuffer(self, stmt):
         return dataclasses.replace(stmt, body=self.instrument(stmt.body))
+
+
+def _has_load(expr) -> bool:
+    found = []
+    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, E.BufferLoad) else None)
+    return bool(found)
 
 
 def _and(a, b):

@@ -41,6 +41,13 @@ GUARDED_GATHER = GATHER.replace(
     "A[idx[bx * 32 + tx]]",
     "T.if_then_else(idx[bx * 32 + tx] < 256, A[idx[bx * 32 + tx]], T.float32(-1))")
 
+# The condition's fact about idx[i] is stale after the store: the load stays checked.
+STALE_CONDITION = GATHER.replace(
+    "B[bx * 32 + tx] = A[idx[bx * 32 + tx]]",
+    "if idx[bx * 32 + tx] >= 0 and idx[bx * 32 + tx] < 256:\n"
+    "                idx[bx * 32 + tx] = idx[bx * 32 + tx] * 1000\n"
+    "                B[bx * 32 + tx] = A[idx[bx * 32 + tx]]")
+
 UNSAMPLED_BLOCK, THREAD = 2, 5          # the tracer samples blocks 0, 4 and 7
 BAD = UNSAMPLED_BLOCK * THREADS + THREAD
 
@@ -119,6 +126,16 @@ def test_gathered_load_in_a_condition():
     _, a, idx, b = arrays(idx_np)
     where = r"'A'.*threadIdx.x=5\) of block \(blockIdx.x=2\) in `if"
     with pytest.raises(GPUSimulationError, match=where):
+        rt_mod["main_kernel0"](a, idx, b)
+
+
+def test_a_condition_on_loaded_data_proves_nothing_after_a_store():
+    rt_mod = build(STALE_CONDITION)
+    rt_mod["main_kernel0"](*arrays(np.zeros(N, dtype="int32"))[1:])
+    idx_np = np.zeros(N, dtype="int32")
+    idx_np[BAD] = 1
+    _, a, idx, b = arrays(idx_np)
+    with pytest.raises(GPUSimulationError, match=r"index 1000 .*threadIdx.x=5\) of block"):
         rt_mod["main_kernel0"](a, idx, b)
 
 
