@@ -120,10 +120,12 @@ def test_one_row_times_a_kj_weight_reads_wide_packed_panels(mcpu):
     assert f"T.vectorized({cols}):\n" in text and "T.parallel(" in text, text
 
 
-def test_many_rows_keep_the_register_tile_and_contiguous_operand(default_schedule):
+def test_many_rows_keep_the_register_tile_and_contiguous_operand(default_schedule,
+                                                                named_target):
     x, b = te.placeholder((64, 512), name="x"), te.placeholder((512, 1024), name="b")
-    text = default_schedule(te.create_prim_func([x, b, topi.nn.matmul(x, b)])).script()
-    lanes = TARGET.vector_lanes(32)
+    func = te.create_prim_func([x, b, topi.nn.matmul(x, b)])
+    text = default_schedule(func, named_target).script()
+    lanes = named_target.vector_lanes(32)
     assert f"T.vectorized({2 * lanes})" in text and f"T.vectorized({8 * lanes})" not in text
 
 
