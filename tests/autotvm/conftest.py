@@ -1,16 +1,8 @@
-"""Make ``autotvm_testing`` importable; fixtures for a small matmul task."""
-import os
-import sys
-
+"""Fixtures for a small matmul task and a measurer that builds and runs nothing."""
 import pytest
+from helpers.autotvm_testing import FakeBuilder, FakeRunner
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
-from autotvm_testing import FakeBuilder, FakeRunner  # noqa: E402
-
-from mlcbench import autotvm  # noqa: E402
+from mlcbench import autotvm
 
 
 @pytest.fixture

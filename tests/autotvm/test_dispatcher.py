@@ -6,7 +6,7 @@ import pytest
 from mlcbench import autotvm
 from mlcbench.autotvm.measure import MeasureInput, MeasureResult
 
-from autotvm_testing import matmul
+from helpers.autotvm_testing import matmul
 
 
 def test_fallback_warns_once_per_workload():

@@ -1,7 +1,7 @@
 """RandomTuner and GridSearchTuner: every config at most once; failures do not stop."""
 from mlcbench import autotvm
 
-from autotvm_testing import FakeBuilder, FakeRunner
+from helpers.autotvm_testing import FakeBuilder, FakeRunner
 
 
 def test_random_tuner_never_repeats_and_survives_failures(task):

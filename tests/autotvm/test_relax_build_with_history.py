@@ -12,7 +12,7 @@ from mlcbench.target import Target
 from mlcbench.tir.stmt import For, ForKind
 from mlcbench.tir.functor import post_order_visit
 
-from autotvm_testing import FakeBuilder
+from helpers.autotvm_testing import FakeBuilder
 
 BATCH = 360     # the digits test split
 LLVM = Target("llvm")

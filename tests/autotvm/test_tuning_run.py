@@ -4,7 +4,7 @@ import numpy as np
 import mlcbench
 from mlcbench import autotvm
 
-from autotvm_testing import matmul
+from helpers.autotvm_testing import matmul
 
 
 def test_xgb_tuning_of_matmul_then_apply_history_best(tmp_path):

@@ -1,7 +1,7 @@
 """Buffers of every supported dtype, and symbolic shapes passed as int64."""
 import numpy as np
 import pytest
-from codegen_helpers import compile_kernels, flat, kernel, ramp
+from helpers.codegen_helpers import compile_kernels, flat, kernel, ramp
 
 from mlcbench.tir import BufferStore, Cast, For, Not, Var, const
 

@@ -2,7 +2,7 @@
 generated IR promises (noalias, vector types)."""
 import numpy as np
 import pytest
-from codegen_helpers import compile_kernels, flat, kernel, ramp
+from helpers.codegen_helpers import compile_kernels, flat, kernel, ramp
 
 from mlcbench.codegen import generate_ir
 from mlcbench.ir.errors import CodegenError

@@ -1,6 +1,6 @@
 """Exported shared libraries describe themselves and run like the JIT-compiled code."""
 import numpy as np
-from codegen_helpers import compile_kernels, flat, kernel
+from helpers.codegen_helpers import compile_kernels, flat, kernel
 
 from mlcbench.runtime import load_module
 from mlcbench.tir import BufferStore, For, Var

@@ -10,7 +10,7 @@ import hypothesis.strategies as st
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from codegen_helpers import compile_kernels, flat, kernel, ramp
+from helpers.codegen_helpers import compile_kernels, flat, kernel, ramp
 
 from mlcbench import tir
 from mlcbench.tir import (BufferStore, Cast, For, Let, Not, Select, Var, call_extern, const)

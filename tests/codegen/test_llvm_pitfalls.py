@@ -4,7 +4,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from codegen_helpers import host_module_from_optimized_ir, run_llvm_ir_optimized_for
+from helpers.codegen_helpers import host_module_from_optimized_ir, run_llvm_ir_optimized_for
 
 import mlcbench as tvm
 from mlcbench.script import from_source

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from codegen_helpers import host_module_from_optimized_ir
+from helpers.codegen_helpers import host_module_from_optimized_ir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -2,7 +2,7 @@
 (``ceil(remaining / (2 * threads))`` iterations) from a shared counter."""
 import numpy as np
 import pytest
-from codegen_helpers import compile_kernels, flat, kernel, ramp
+from helpers.codegen_helpers import compile_kernels, flat, kernel, ramp
 
 from mlcbench.target import Target
 from mlcbench.tir import Allocate, BufferStore, For, Var, call_extern, seq

@@ -2,7 +2,7 @@
 stack and heap allocations. All kernels share one compiled module."""
 import numpy as np
 import pytest
-from codegen_helpers import compile_kernels, flat, kernel
+from helpers.codegen_helpers import compile_kernels, flat, kernel
 
 from mlcbench import tir
 from mlcbench.ir.errors import RuntimeError_

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from mlcbench import tir
 from mlcbench.tir import BufferStore, For, Var
 
-from codegen_helpers import compile_kernels, flat, kernel, ramp
+from helpers.codegen_helpers import compile_kernels, flat, kernel, ramp
 
 N = 1 << 16
 LANES = 16

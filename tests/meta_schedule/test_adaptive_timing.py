@@ -13,7 +13,7 @@ from mlcbench.meta_schedule.adaptive_timing import (FIRST_CALL, FULL, PROBE, STO
 from mlcbench.meta_schedule.builder import default_export
 from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput
 from mlcbench.script import tir as T
-from tuning_testing import matmul_module, stochastic_schedule_mm
+from helpers.tuning_testing import matmul_module, stochastic_schedule_mm
 
 POLICY = AdaptiveTiming(probe_ms=10, stop_factor=2.0, contender_factor=1.25)
 TIMING = (3, 2, 0.0, False)          # number, repeat, min_repeat_ms, cache flush

@@ -9,7 +9,7 @@ from mlcbench.meta_schedule.builder import (BuilderInput, LocalBuilder, default_
                                             remove_artifact)
 from mlcbench.runtime import load_module
 from mlcbench.runtime import ndarray as nd
-from tuning_testing import (aborting_build, failing_build, fill_kernel, matmul_module,
+from helpers.tuning_testing import (aborting_build, failing_build, fill_kernel, matmul_module,
                             sleeping_build, stochastic_schedule_mm, unlinkable_kernel)
 
 TARGET = "llvm --num-cores=2"

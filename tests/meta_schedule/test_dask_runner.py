@@ -17,7 +17,7 @@ from mlcbench.meta_schedule.builder import BuilderInput, ExecutorBuilder  # noqa
 from mlcbench.meta_schedule.runner import (DaskRunner, EvaluatorConfig,  # noqa: E402
                                            ExecutorRunner, RunnerInput)
 from mlcbench.target import Target  # noqa: E402
-from tuning_testing import (aborting_matmul, fill_kernel, matmul_module,  # noqa: E402
+from helpers.tuning_testing import (aborting_matmul, fill_kernel, matmul_module,  # noqa: E402
                             set_worker_cpu, stochastic_schedule_mm)
 
 FAST = EvaluatorConfig(number=2, repeat=2, min_repeat_ms=0)

@@ -15,7 +15,7 @@ from mlcbench.ir import TuningError, assert_structural_equal, structural_hash
 from mlcbench.meta_schedule import (JSONDatabase, MemoryDatabase, TensorInfo, TuningRecord,
                                     Workload)
 from mlcbench.meta_schedule.database import MAX_RUN_SECS, DatabaseWarning
-from tuning_testing import matmul_module, stochastic_schedule_mm
+from helpers.tuning_testing import matmul_module, stochastic_schedule_mm
 
 TARGET = "llvm --num-cores=2"
 ARGS = [TensorInfo("float32", [32, 32])] * 3
@@ -255,12 +255,15 @@ def test_a_trace_measured_again_counts_with_its_latest_record(measurements):
     assert len(db.get_records(workload)) == len(measurements)      # all kept on file
 
 
+# the folder whose helpers package the script imports
+_TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 _WRITER = textwrap.dedent("""
     import sys
     from mlcbench import tir
     from mlcbench.meta_schedule import JSONDatabase, TuningRecord
     sys.path.insert(0, sys.argv[2])
-    from tuning_testing import matmul_module, stochastic_schedule_mm
+    from helpers.tuning_testing import matmul_module, stochastic_schedule_mm
     db = JSONDatabase(work_dir=sys.argv[1])
     workload = db.commit_workload(matmul_module(32))
     trace = stochastic_schedule_mm(tir.Schedule(workload.mod, seed=0)).trace
@@ -272,7 +275,7 @@ _WRITER = textwrap.dedent("""
 
 def test_killed_writer_leaves_only_whole_records(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path),
-                             os.path.dirname(__file__)], stdout=subprocess.PIPE)
+                             _TESTS_DIR], stdout=subprocess.PIPE)
     assert proc.stdout.readline().strip() == b"ready"
     path = tmp_path / "database_tuning_record.json"
     while not path.exists() or path.stat().st_size < 20000:

@@ -4,7 +4,7 @@ import multiprocessing
 from mlcbench import tir
 from mlcbench.ir import structural_hash
 from mlcbench.meta_schedule import JSONDatabase, TuningRecord
-from tuning_testing import matmul_module
+from helpers.tuning_testing import matmul_module
 
 RECORDS = 40
 OWN_SIZES = (24, 40)        # each process's own workload; matmul_module(8) is shared

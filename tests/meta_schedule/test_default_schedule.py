@@ -8,7 +8,7 @@ from mlcbench.ir import assert_structural_equal, structural_hash
 from mlcbench.meta_schedule.default_schedule import default_schedule
 from mlcbench.target import Target
 from mlcbench.tir import Schedule
-from tuning_testing import FakeMeasurer, matmul_module, stochastic_schedule_mm
+from helpers.tuning_testing import FakeMeasurer, matmul_module, stochastic_schedule_mm
 
 TARGET = Target("llvm --num-cores=2")
 

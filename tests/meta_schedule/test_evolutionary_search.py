@@ -6,7 +6,7 @@ from mlcbench.ir import TuningError, structural_hash
 from mlcbench.meta_schedule import MemoryDatabase, TuningRecord
 from mlcbench.meta_schedule.search_strategy import EvolutionarySearch, ReplayTrace
 from mlcbench.meta_schedule.tune_context import TuneContext
-from tuning_testing import (FakeMeasurer, fake_seconds, loop_extents, matmul_module,
+from helpers.tuning_testing import (FakeMeasurer, fake_seconds, loop_extents, matmul_module,
                             stochastic_schedule_mm)
 
 TARGET = "llvm --num-cores=2"

@@ -22,7 +22,7 @@ from mlcbench.tir import Schedule
 from mlcbench.tir.schedule.ir_utils import walk
 from mlcbench.tir.stmt import BlockRealize, For
 
-from .space_testing import matmul
+from helpers.space_testing import matmul
 
 GPU = Target("nvidia/geforce-rtx-2080-ti")
 

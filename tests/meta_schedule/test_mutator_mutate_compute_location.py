@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mlcbench.meta_schedule.mutator import MutateComputeLocation
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 @settings(max_examples=8, deadline=None)

@@ -7,7 +7,7 @@ from mlcbench.meta_schedule.mutator import Mutator, MutateParallel
 from mlcbench.tir import Trace
 from mlcbench.tir.stmt import For, ForKind
 from mlcbench.tir.functor import post_order_visit
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 def _parallel_extents(sch):

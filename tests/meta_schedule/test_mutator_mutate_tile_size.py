@@ -3,7 +3,7 @@ from hypothesis import given, settings, strategies as st
 
 from mlcbench.meta_schedule.mutator import MutateTileSize
 from mlcbench.tir import Trace
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 def _product(values):

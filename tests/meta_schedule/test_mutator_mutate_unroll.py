@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 from mlcbench.meta_schedule.mutator import MutateUnroll
 from mlcbench.tir.stmt import For
 from mlcbench.tir.functor import post_order_visit
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 def _unroll_steps(sch):

@@ -2,7 +2,7 @@
 from mlcbench import meta_schedule as ms
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 @T.prim_func

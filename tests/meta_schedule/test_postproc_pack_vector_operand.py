@@ -10,7 +10,7 @@ from mlcbench.meta_schedule.postproc.pack_vector_operand import PACK_ANNOTATION
 from mlcbench.meta_schedule.schedule_rule import MultiLevelTiling
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 @T.prim_func

@@ -5,7 +5,7 @@ from mlcbench import meta_schedule as ms
 from mlcbench.ir import assert_structural_equal
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 @T.prim_func

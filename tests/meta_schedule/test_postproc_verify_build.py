@@ -1,7 +1,7 @@
 """VerifyBuild: a candidate that does not lower (or compile) is rejected."""
 from mlcbench import meta_schedule as ms
 from mlcbench.tir import Schedule
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 def test_a_scheduled_matmul_lowers_and_compiles():

@@ -8,8 +8,8 @@ from mlcbench.driver.kernels import register_tile
 from mlcbench.ir import structural_hash
 from mlcbench.meta_schedule.register_tile_seed import SEED_UNROLL_STEP, register_tile_point
 from mlcbench.tir.stmt import ForKind
-import space_testing as sp
-from tuning_testing import FakeMeasurer
+from helpers import space_testing as sp
+from helpers.tuning_testing import FakeMeasurer
 
 ROWS, COLS = register_tile(sp.TARGET)
 

@@ -11,7 +11,7 @@ from mlcbench.meta_schedule import relax_integration as ri
 from mlcbench.relax.vm_build import SCHEDULE_LOOKUP_CONFIG
 from mlcbench.script import ir as I
 from mlcbench.script import relax as R
-from tuning_testing import FakeMeasurer
+from helpers.tuning_testing import FakeMeasurer
 
 TARGET = "llvm --num-cores=2"
 MLP_KERNELS = {"fused_matmul1_add1": 1, "fused_matmul_add_relu": 1, "transpose": 1,

@@ -5,7 +5,7 @@ import pytest
 from mlcbench import meta_schedule as ms
 from mlcbench.ir import TuningError, structural_hash
 from mlcbench.meta_schedule.runner import RunnerResult
-from tuning_testing import FakeMeasurer, matmul_module, stochastic_schedule_mm
+from helpers.tuning_testing import FakeMeasurer, matmul_module, stochastic_schedule_mm
 
 TARGET = "llvm --num-cores=2"
 

@@ -9,7 +9,7 @@ from mlcbench.meta_schedule.arg_info import ArgInfo, TensorInfo
 from mlcbench.meta_schedule.builder import default_export, remove_artifact
 from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput
 from mlcbench.script import tir as T
-from tuning_testing import (aborting_kernel, fill_kernel, fill_wrong_kernel, hanging_kernel,
+from helpers.tuning_testing import (aborting_kernel, fill_kernel, fill_wrong_kernel, hanging_kernel,
                             matmul_module, segfaulting_kernel, stochastic_schedule_mm)
 
 FAST = EvaluatorConfig(number=2, repeat=3, min_repeat_ms=0)

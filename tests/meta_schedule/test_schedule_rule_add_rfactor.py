@@ -8,7 +8,7 @@ from mlcbench.ir import assert_structural_equal
 from mlcbench.meta_schedule.schedule_rule import AddRFactor
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, Trace
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 @T.prim_func

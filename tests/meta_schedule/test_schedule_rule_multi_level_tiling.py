@@ -7,7 +7,7 @@ from mlcbench.ir import assert_structural_equal
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
 from mlcbench.meta_schedule.schedule_rule import MultiLevelTiling, ReuseType
-import space_testing as sp
+from helpers import space_testing as sp
 
 TILES = [[1, 2, 2, 4], [2, 1, 2, 4], [4, 4]]       # i, j, k
 

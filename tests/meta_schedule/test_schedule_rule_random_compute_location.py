@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 from mlcbench.meta_schedule.schedule_rule import MultiLevelTiling, RandomComputeLocation
 from mlcbench.tir import Schedule
 from mlcbench.tir.schedule.facade_location import location_candidates
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 def _apply(mod, name, seed=0):

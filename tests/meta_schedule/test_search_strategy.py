@@ -7,7 +7,7 @@ from mlcbench.meta_schedule import MemoryDatabase, TuningRecord
 from mlcbench.meta_schedule.search_strategy import (ReplayFunc, ReplayTrace, SearchStrategy,
                                                     without_decisions)
 from mlcbench.meta_schedule.tune_context import TuneContext
-from tuning_testing import matmul_module, stochastic_schedule_mm
+from helpers.tuning_testing import matmul_module, stochastic_schedule_mm
 
 TARGET = "llvm --num-cores=2"
 

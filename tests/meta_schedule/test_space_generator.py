@@ -11,7 +11,7 @@ from mlcbench.tir import Schedule, Trace
 from mlcbench.tir.stmt import For, ForKind
 from mlcbench.tir.functor import post_order_visit
 from mlcbench.tir.transform import lower
-import space_testing as sp
+from helpers import space_testing as sp
 
 
 # The CPU GEMM of benchmarks/matmul_schedule.py as PostOrderApply expresses it on the

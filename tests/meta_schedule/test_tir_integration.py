@@ -5,7 +5,7 @@ from mlcbench import tir
 from mlcbench.ir import assert_structural_equal
 from mlcbench.meta_schedule import MemoryDatabase, TuningRecord
 from mlcbench.meta_schedule.tir_integration import compile_tir
-from tuning_testing import matmul_module, stochastic_schedule_mm
+from helpers.tuning_testing import matmul_module, stochastic_schedule_mm
 
 TARGET = "llvm --num-cores=2"
 

@@ -9,7 +9,7 @@ from mlcbench.meta_schedule.gpu_measure import (SimulatedGPURunner, check_best,
                                                 export_model)
 from mlcbench.meta_schedule.runner import RunnerInput
 
-from .tuning_testing import matmul_module
+from helpers.tuning_testing import matmul_module
 
 TARGET = "nvidia/geforce-rtx-2080-ti"
 

@@ -13,7 +13,7 @@ from mlcbench.ir import TuningError, structural_hash
 from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner
 from mlcbench.meta_schedule.task_scheduler import GradientBased
 from mlcbench.meta_schedule.tune_context import TuneContext
-from tuning_testing import (FakeMeasurer, matmul_module, sometimes_broken_space,
+from helpers.tuning_testing import (FakeMeasurer, matmul_module, sometimes_broken_space,
                             stochastic_schedule_mm)
 
 TARGET = "llvm --num-cores=2"
@@ -128,11 +128,14 @@ def test_crashing_hanging_and_wrong_candidates_do_not_stop_tuning(tmp_path):
     assert len(records) == 12 and sum(r.is_valid for r in records) == 9
 
 
+# the folder whose helpers package the script imports
+_TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 _KILLED_TUNING = textwrap.dedent("""
     import sys
     sys.path.insert(0, sys.argv[2])
     from mlcbench import meta_schedule as ms
-    from tuning_testing import FakeMeasurer, matmul_module, stochastic_schedule_mm
+    from helpers.tuning_testing import FakeMeasurer, matmul_module, stochastic_schedule_mm
     measurer = FakeMeasurer(delay=0.02)
     ms.tune_tir(matmul_module(32), "llvm --num-cores=2", sys.argv[1], 100,
                 num_trials_per_iter=4, builder=measurer.builder, runner=measurer.runner,
@@ -144,7 +147,7 @@ _KILLED_TUNING = textwrap.dedent("""
 
 def test_killed_tuning_resumes_without_losing_or_repeating_records(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", _KILLED_TUNING, str(tmp_path),
-                             os.path.dirname(__file__)], stdout=subprocess.PIPE, text=True)
+                             _TESTS_DIR], stdout=subprocess.PIPE, text=True)
     committed = 0
     while committed < 12:
         line = proc.stdout.readline()

@@ -7,7 +7,7 @@ import pytest
 
 from mlcbench.ir import TuningError
 from mlcbench.meta_schedule.worker_pool import WorkerPool
-from tuning_testing import call_with
+from helpers.tuning_testing import call_with
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import pytest
 import mlcbench as tvm
 from mlcbench import relax
 from mlcbench.relax.frontend import nn
-from exercise_cells import exercise_namespace
+from helpers.exercise_cells import exercise_namespace
 
 NB = exercise_namespace("01_overview.ipynb")
 

@@ -3,7 +3,7 @@ import pytest
 
 from mlcbench import te
 from mlcbench.script import tir as T, ir as I
-from exercise_cells import exercise_namespace
+from helpers.exercise_cells import exercise_namespace
 
 NB = exercise_namespace("02_tensor_programs.ipynb")
 tvm = NB["tvm"]

@@ -3,7 +3,7 @@ import pytest
 
 from mlcbench.ir.errors import StructuralMismatch
 
-from exercise_cells import exercise_namespace
+from helpers.exercise_cells import exercise_namespace
 
 NB = exercise_namespace("03_tensorir_in_action.ipynb")
 

@@ -7,7 +7,7 @@ from mlcbench import relax, tir  # noqa: E402
 from mlcbench.relax.frontend.onnx import from_onnx  # noqa: E402
 from mlcbench.relay.testing import tiny_cnn  # noqa: E402
 from mlcbench.script import ir as I, relax as R, tir as T  # noqa: E402
-from exercise_cells import exercise_namespace  # noqa: E402
+from helpers.exercise_cells import exercise_namespace  # noqa: E402
 
 NB = exercise_namespace("04_end_to_end.ipynb")
 

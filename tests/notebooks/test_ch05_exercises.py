@@ -2,7 +2,7 @@
 import pytest
 
 from mlcbench import autotvm, te, tir
-from exercise_cells import exercise_namespace
+from helpers.exercise_cells import exercise_namespace
 
 NB = exercise_namespace("05_tuning.ipynb")
 

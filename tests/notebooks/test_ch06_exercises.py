@@ -6,7 +6,7 @@ import torch  # noqa: E402
 
 from mlcbench import relax, topi  # noqa: E402
 from mlcbench.ir.errors import MLCBenchError  # noqa: E402
-from exercise_cells import exercise_namespace  # noqa: E402
+from helpers.exercise_cells import exercise_namespace  # noqa: E402
 
 NB = exercise_namespace("06_frameworks.ipynb")
 

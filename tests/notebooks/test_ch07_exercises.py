@@ -2,7 +2,7 @@
 import pytest
 
 from mlcbench.ir.errors import MLCBenchError
-from exercise_cells import exercise_namespace
+from helpers.exercise_cells import exercise_namespace
 
 NB = exercise_namespace("07_gpu.ipynb")
 

@@ -4,7 +4,7 @@ import pytest
 import mlcbench as tvm
 from mlcbench.ir.errors import MLCBenchError
 from mlcbench.script import tir as T
-from exercise_cells import exercise_namespace
+from helpers.exercise_cells import exercise_namespace
 
 NB = exercise_namespace("08_specialized_hardware.ipynb")
 

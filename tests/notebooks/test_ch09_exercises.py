@@ -5,7 +5,7 @@ import mlcbench as tvm
 from mlcbench import relax, topi
 from mlcbench.ir.errors import MLCBenchError
 from mlcbench.relax.dpl import is_op, rewrite_call, wildcard
-from exercise_cells import exercise_namespace
+from helpers.exercise_cells import exercise_namespace
 
 NB = exercise_namespace("09_graph_optimization.ipynb")
 

@@ -8,7 +8,7 @@ from mlcbench.contrib import graph_executor  # noqa: E402
 from mlcbench.relax.frontend.onnx import from_onnx  # noqa: E402
 from mlcbench.runtime import load_package  # noqa: E402
 from mlcbench.script import tir as T  # noqa: E402
-from exercise_cells import exercise_namespace  # noqa: E402
+from helpers.exercise_cells import exercise_namespace  # noqa: E402
 
 NB = exercise_namespace("10_deployment.ipynb")
 

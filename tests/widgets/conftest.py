@@ -1,7 +1,4 @@
 """Shared programs for the widget tests; matplotlib draws off screen (Agg)."""
-import os
-import sys
-
 import matplotlib
 import pytest
 
@@ -10,11 +7,6 @@ from mlcbench.script import from_source, ir as I, tir as T
 from mlcbench_widgets import MachinePeaks
 
 matplotlib.use("Agg")
-
-# The dashboard tests tune with the workloads and fake measurer of the tuning tests.
-_TUNING_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "meta_schedule")
-if _TUNING_TESTS not in sys.path:
-    sys.path.insert(0, _TUNING_TESTS)
 
 
 @I.ir_module

@@ -11,7 +11,7 @@ from mlcbench.ir import MLCBenchError, TuningError
 from mlcbench.meta_schedule import MeasuredCandidate, TuningRound
 from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner
 from mlcbench_widgets import ScheduleExplorer, TuningDashboard
-from tuning_testing import FakeMeasurer, matmul_module, stochastic_schedule_mm
+from helpers.tuning_testing import FakeMeasurer, matmul_module, stochastic_schedule_mm
 
 TARGET = "llvm --num-cores=2"
 

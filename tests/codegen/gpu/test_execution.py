@@ -85,7 +85,7 @@ def test_window_sum_through_shared_memory():
 
 @pytest.mark.parametrize("variant", ["naive", "local", "shared"])
 def test_course_matmul_schedules_in_lowered_form(variant):
-    from matmul_kernels import matmul_module
+    from helpers.matmul_kernels import matmul_module
     n = 128
     rt_mod = build_gpu(matmul_module(variant, n), "cuda")
     a_np, b_np = (np.random.rand(n, n).astype("float32") for _ in range(2))

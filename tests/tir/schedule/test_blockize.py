@@ -2,7 +2,7 @@ import pytest
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from schedule_testing import check_after, check_numeric, check_refused
+from helpers.schedule_testing import check_after, check_numeric, check_refused, course_matmul
 
 
 @T.prim_func
@@ -85,17 +85,6 @@ def test_blockize_split_loop_after_decompose_reduction():
     sch.blockize(j1)
     check_after(matmul, sch, matmul_blockized_tile)
     check_numeric(sch.mod["main"], _reference)
-
-
-@T.prim_func
-def course_matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
-                  C: T.Buffer((64, 64), "float32")):
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("matmul"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] += A[vi, vk] * B[vj, vk]
 
 
 @T.prim_func

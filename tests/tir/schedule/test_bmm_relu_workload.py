@@ -5,7 +5,7 @@ import numpy as np
 from mlcbench.ir import assert_structural_equal
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from schedule_testing import check_numeric, check_trace_roundtrip
+from helpers.schedule_testing import check_numeric, check_trace_roundtrip
 
 
 @T.prim_func

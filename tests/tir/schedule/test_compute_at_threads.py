@@ -2,7 +2,7 @@
 covers what all of them read, as in TVM (course chapter 7's window sum)."""
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from schedule_testing import check_after, check_trace_roundtrip
+from helpers.schedule_testing import check_after, check_trace_roundtrip
 
 
 @T.prim_func

@@ -12,7 +12,7 @@ import numpy as np
 from mlcbench import te, topi
 from mlcbench.script import tir as T
 from mlcbench.tir import ForKind, Schedule
-from schedule_testing import check_numeric, check_trace_roundtrip
+from helpers.schedule_testing import check_numeric, check_trace_roundtrip
 
 
 def matmul(n: int):

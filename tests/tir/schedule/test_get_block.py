@@ -2,7 +2,7 @@ import pytest
 
 from mlcbench.script import ir as I, tir as T
 from mlcbench.tir import Schedule, ScheduleError
-from schedule_testing import check_refused
+from helpers.schedule_testing import check_refused
 
 
 @I.ir_module

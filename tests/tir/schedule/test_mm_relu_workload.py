@@ -3,7 +3,7 @@ import numpy as np
 
 from mlcbench.script import ir as I, tir as T
 from mlcbench.tir import Schedule
-from schedule_testing import check_numeric, check_trace_roundtrip
+from helpers.schedule_testing import check_numeric, check_trace_roundtrip
 from mlcbench.ir import assert_structural_equal
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from mlcbench import te
 from mlcbench.tir.stmt import For
 from mlcbench.tir.schedule.ir_utils import as_seq_list
-from schedule_testing import check_trace_roundtrip, run
+from helpers.schedule_testing import check_trace_roundtrip, run
 
 _PATH = pathlib.Path(__file__).resolve().parents[3] / "benchmarks" / "matmul_schedule.py"
 sys.path.insert(0, str(_PATH.parent))   # the benchmark imports its sibling timing.py

@@ -1,6 +1,6 @@
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from schedule_testing import check_after, check_numeric, check_refused
+from helpers.schedule_testing import check_after, check_numeric, check_refused
 
 
 @T.prim_func

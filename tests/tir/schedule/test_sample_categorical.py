@@ -2,7 +2,7 @@ from collections import Counter
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from schedule_testing import check_refused, check_trace_roundtrip
+from helpers.schedule_testing import check_refused, check_trace_roundtrip
 
 
 @T.prim_func

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError
-from schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
 
 
 @T.prim_func

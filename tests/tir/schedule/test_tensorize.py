@@ -2,8 +2,8 @@ import pytest
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError, TensorIntrin
-from schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
-from test_blockize import course_matmul
+from helpers.schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import course_matmul
 
 
 @T.prim_func

@@ -2,7 +2,7 @@ import numpy as np
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from schedule_testing import check_after, check_numeric, check_refused, random_args, run
+from helpers.schedule_testing import check_after, check_numeric, check_refused, random_args, run
 
 
 @T.prim_func

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
-from interp import run_lowered
+from helpers.interp import run_lowered
 
 from mlcbench.script import from_source
 from mlcbench.tir import (Allocate, BufferStore, Evaluate, For, ForKind, IntImm, Ramp, Var,

@@ -1,6 +1,6 @@
 """FlattenBuffer: multi-dimensional accesses become one-dimensional, params keep shapes."""
 import pytest
-from lowering_programs import block, buf, loops, prim_func, root
+from helpers.lowering_programs import block, buf, loops, prim_func, root
 
 import mlcbench
 from mlcbench.ir.errors import CodegenError

@@ -1,6 +1,6 @@
 """LowerInitBlock: T.init() becomes `if <reduce vars at their min>: init`."""
 import pytest
-from lowering_programs import block, buf, loops, prim_func, root
+from helpers.lowering_programs import block, buf, loops, prim_func, root
 
 import mlcbench
 from mlcbench.tir.op import all as all_of

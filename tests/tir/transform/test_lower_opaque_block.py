@@ -1,6 +1,6 @@
 """ConvertBlocksToOpaque, LowerOpaqueBlock and VerifyCPUCompatible."""
 import pytest
-from lowering_programs import block, buf, loops, prim_func, root
+from helpers.lowering_programs import block, buf, loops, prim_func, root
 
 import mlcbench
 from mlcbench.ir.errors import CodegenError

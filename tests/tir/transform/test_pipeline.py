@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from interp import LoweredFormViolation, run_lowered
-from lowering_programs import (mm_relu, softmax, split_reduction, unrolled_scale,
+from helpers.interp import LoweredFormViolation, run_lowered
+from helpers.lowering_programs import (mm_relu, softmax, split_reduction, unrolled_scale,
                                vector_add)
 
 import mlcbench

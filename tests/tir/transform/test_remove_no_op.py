@@ -1,5 +1,5 @@
 """RemoveNoOp: Evaluate(0), empty loops, constant ifs, self-copies."""
-from lowering_programs import buf, loops, prim_func
+from helpers.lowering_programs import buf, loops, prim_func
 
 import mlcbench
 from mlcbench.tir import (Allocate, BufferStore, Evaluate, IfThenElse, Not, Var, const, seq)

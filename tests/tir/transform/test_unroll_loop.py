@@ -1,5 +1,5 @@
 """UnrollLoop: explicit unroll, symbolic-extent hint, auto_max_step."""
-from lowering_programs import buf, loops, prim_func
+from helpers.lowering_programs import buf, loops, prim_func
 
 import mlcbench
 from mlcbench.ir.transform import PassContext

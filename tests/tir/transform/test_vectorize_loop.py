@@ -1,8 +1,8 @@
 """VectorizeLoop: Ramp/Broadcast vector code, and the serial fallbacks."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
-from interp import run_lowered
-from lowering_programs import buf, loops, prim_func
+from helpers.interp import run_lowered
+from helpers.lowering_programs import buf, loops, prim_func
 
 import mlcbench
 from mlcbench import tir

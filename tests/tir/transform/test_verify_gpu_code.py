@@ -1,5 +1,5 @@
 """VerifyGPUCode: kernels over the target's launch limits are refused, naming what and why."""
-import gpu_programs as G
+from helpers import gpu_programs as G
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

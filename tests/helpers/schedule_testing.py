@@ -8,6 +8,7 @@ import pytest
 import mlcbench
 from mlcbench import tir
 from mlcbench.ir import assert_structural_equal
+from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError, Trace
 
 
@@ -64,3 +65,15 @@ def check_refused(sch, action, match):
     assert sch.mod.script() == script_before
     assert str(sch.trace) == trace_before
     return info.value
+
+
+# The course's matmul with B transposed (C = A @ B.T), blockized and tensorized in tests.
+@T.prim_func
+def course_matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+                  C: T.Buffer((64, 64), "float32")):
+    for i, j, k in T.grid(64, 64, 64):
+        with T.block("matmul"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] += A[vi, vk] * B[vj, vk]

@@ -4,7 +4,7 @@ cooperative fetch), as the course writes them, for the GPU lowering tests; and
 ``run_kernel_serially``, which runs a barrier-free kernel with the lowered-form
 interpreter by treating its thread loops as serial loops.
 """
-from interp import run_lowered
+from helpers.interp import run_lowered
 
 from mlcbench import tir
 from mlcbench.script import ir as I
