@@ -31,7 +31,7 @@ from ..script import from_source
 from ..relax.vm_build import build as relax_build, looks_scheduled, unique_prim_funcs
 from ..target import Target
 from .database import Database
-from .tune import _as_strategy, tune_tasks
+from .tune import _as_strategy, tune_tasks, tune_tasks_options
 from .tune_context import TuneContext
 
 __all__ = ["ExtractedTask", "compile_relax", "extract_tasks", "extracted_tasks_to_tune_contexts",
@@ -191,13 +191,7 @@ def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
     contexts, weights = extracted_tasks_to_tune_contexts(
         tasks, work_dir, space, strategy, num_tuning_cores, seed)
     return tune_tasks(tasks=contexts, task_weights=weights, work_dir=work_dir,
-                      max_trials_global=max_trials_global,
-                      max_trials_per_task=max_trials_per_task,
-                      num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
-                      database=database, cost_model=cost_model,
-                      measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
-                      callbacks=callbacks, progress_bar=progress_bar, seed=seed,
-                      remeasure_top_k=remeasure_top_k, remeasure_rounds=remeasure_rounds)
+                      max_trials_global=max_trials_global, **tune_tasks_options(locals()))
 
 
 def schedule_lookup(database: Database):

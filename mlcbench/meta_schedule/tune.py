@@ -92,13 +92,18 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
                          rand_state=rng.randrange(2 ** 31), num_threads=num_tuning_cores)
              for i, (name, task_mod) in enumerate(task_mods)]
     return tune_tasks(tasks=tasks, task_weights=[1.0] * len(tasks), work_dir=work_dir,
-                      max_trials_global=max_trials_global,
-                      max_trials_per_task=max_trials_per_task,
-                      num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
-                      database=database, cost_model=cost_model,
-                      measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
-                      callbacks=callbacks, progress_bar=progress_bar, seed=seed,
-                      remeasure_top_k=remeasure_top_k, remeasure_rounds=remeasure_rounds)
+                      max_trials_global=max_trials_global, **tune_tasks_options(locals()))
+
+
+# The keywords tune_tir and tune_relax take with tune_tasks' meaning and pass on unchanged.
+TUNE_TASKS_OPTIONS = ("max_trials_per_task", "num_trials_per_iter", "builder", "runner",
+                      "database", "cost_model", "measure_callbacks", "task_scheduler",
+                      "callbacks", "progress_bar", "seed", "remeasure_top_k", "remeasure_rounds")
+
+
+def tune_tasks_options(arguments: dict) -> dict:
+    """The :data:`TUNE_TASKS_OPTIONS` among a caller's ``arguments`` (its ``locals()``)."""
+    return {name: arguments[name] for name in TUNE_TASKS_OPTIONS}
 
 
 def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: int,

@@ -271,3 +271,15 @@ def test_rounds_say_whether_the_cost_model_was_trained(tmp_path):
                 runner=measurer.runner, cost_model=RandomModel(seed=0), seed=0,
                 callbacks=[rounds.append], progress_bar=False)
     assert [r.model_trained for r in rounds] == [False, False]
+
+
+def test_tune_tir_and_tune_relax_take_every_option_they_pass_to_tune_tasks():
+    import inspect
+    from mlcbench.meta_schedule.relax_integration import tune_relax
+    from mlcbench.meta_schedule.tune import TUNE_TASKS_OPTIONS, tune_tasks, tune_tir
+    for func in (tune_tir, tune_relax, tune_tasks):
+        params = inspect.signature(func).parameters
+        missing = [name for name in TUNE_TASKS_OPTIONS if name not in params]
+        assert not missing, f"{func.__name__} lacks {missing}"
+        assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY
+                   for name in TUNE_TASKS_OPTIONS)
