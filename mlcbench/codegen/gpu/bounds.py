@@ -5,8 +5,15 @@ The tracer (:mod:`.trace`) checks accesses on sample blocks only; a gather whose
 array sends a thread of another block out of bounds would reach the CPU code. So every
 global, shared and local access of a kernel gets a compare against its buffer's shape,
 unless the index is proven inside from the loop and thread ranges and the enclosing
-conditions (the usual case: affine indices cost nothing). A statement whose check fails
-is skipped, and the first failure of each block is written to an error record::
+conditions (the usual case: affine indices cost nothing; facts about loaded data prove
+nothing, as a store may change the data before the access).
+
+A statement with a failing access is skipped: a store whose own index fails is not
+made; a store whose loads fail writes the element's old value back, its loads read
+only when inside (``if_then_else``), so the thread loop still vectorizes (with masked
+loads). The failing access is noted in the thread's slot of two per-block arrays (the
+thread's first failure), and after the block the lowest failing thread's note goes to
+the block's error record::
 
     record[block * 4 + 0] = access id + 1    # which buffer, index and statement
     record[block * 4 + 1] = thread id        # threadIdx.x + blockDim.x * (...)
@@ -15,8 +22,9 @@ is skipped, and the first failure of each block is written to an error record::
 :func:`raise_on_record` names the first failing block's access after the call. A load
 outside a statement's own work (a loop bound, an ``if`` condition, a ``let`` value) is
 checked by a statement just before it and clamped to index 0, so it stays safe.
-Vector accesses whose index is neither a ``Ramp`` nor a ``Broadcast`` (a vector gather)
-are clamped lane by lane without a record: only the tracer reports those.
+Vector loads whose index is neither a ``Ramp`` nor a ``Broadcast`` (a vector gather)
+are clamped lane by lane without a note (only the tracer reports those); such a vector
+store is refused at build time.
 """
 from __future__ import annotations
 
@@ -68,6 +76,11 @@ class _Loads(StmtExprMutator):
         if not vector_guarded:
             self.checks.append((self._guarded(ok), self.checker.access_id(op.buffer, op),
                                 self._guarded(first, guard=False)))
+        if self.clamp == "lazy" and not vector_guarded and op.dtype.lanes == 1:
+            # A load only when inside, so a contiguous access stays one (a masked load
+            # when the thread loop is vectorized) instead of a gather of clamped indices.
+            load = E.BufferLoad(op.buffer, indices, op.dtype)
+            return E.Call(op.dtype, "tir.if_then_else", (ok, load, E.const(0, op.dtype)))
         if self.clamp or vector_guarded:
             indices = _clamp(indices, ok)
         return E.BufferLoad(op.buffer, indices, op.dtype)
@@ -135,6 +148,13 @@ class BoundsChecks:
         self.accesses: list = []
         self.record = decl_buffer((max(nest.num_blocks, 1) * RECORD_FIELDS,), "int64",
                                   "sim_bounds_record", data=E.Var("sim_bounds_record", "handle"))
+        threads = max(nest.num_threads, 1)
+        self.thread_access = decl_buffer((threads,), "int32", "sim_bounds_access",
+                                         data=E.Var("sim_bounds_access", "handle"),
+                                         scope="local")
+        self.thread_index = decl_buffer((threads,), "int64", "sim_bounds_index",
+                                        data=E.Var("sim_bounds_index", "handle"),
+                                        scope="local")
         self.analyzer = Analyzer()
         self._statement = None
         for axis in nest.blocks + nest.threads:
@@ -186,46 +206,77 @@ class BoundsChecks:
         return loads.visit(expr), loads.checks
 
     def _leaf(self, stmt):
-        """A BufferStore or Evaluate: run it only when all its accesses are inside."""
-        loads = _Loads(self, clamp=False)
+        """A BufferStore or Evaluate, whose failing accesses are noted and skipped."""
         self._statement = str(stmt).strip().splitlines()[0]
         if isinstance(stmt, S.BufferStore):
-            value = loads.visit(stmt.value)
-            indices = tuple(loads.visit(i) for i in stmt.indices)
-            check = self.condition(stmt.buffer, indices)
-            if check is None:
-                raise CodegenError(f"kernel {self.nest.name!r}: a vector store through "
-                                   f"gathered indices cannot be bounds-checked: {stmt}")
-            if check[0] is not True:
-                loads.checks.append((check[0], self.access_id(stmt.buffer, stmt), check[1]))
-            stmt = S.BufferStore(stmt.buffer, value, indices)
-        elif isinstance(stmt, S.Evaluate):
-            stmt = S.Evaluate(loads.visit(stmt.value))
-        else:
-            return stmt
-        return self._guard(stmt, loads.checks)
+            return self._store(stmt)
+        if isinstance(stmt, S.Evaluate):
+            loads = _Loads(self, clamp=False)
+            return self._guard(S.Evaluate(loads.visit(stmt.value)), loads.checks)
+        return stmt
+
+    def _store(self, stmt):
+        """Branch-free where only loads are checked, so the thread loop still vectorizes:
+        the loads are clamped and a failing statement stores the element's old value."""
+        loads = _Loads(self, clamp="lazy")
+        value = loads.visit(stmt.value)
+        indices = tuple(loads.visit(i) for i in stmt.indices)
+        check = self.condition(stmt.buffer, indices)
+        if check is None:
+            raise CodegenError(f"kernel {self.nest.name!r}: a vector store through "
+                               f"gathered indices cannot be bounds-checked: {stmt}")
+        checks = list(loads.checks)
+        if checks:
+            old = E.BufferLoad(stmt.buffer, indices, value.dtype)
+            value = E.Select(_all(checks), value, old)
+        store = S.BufferStore(stmt.buffer, value, indices)
+        if check[0] is not True:
+            checks.append((check[0], self.access_id(stmt.buffer, stmt), check[1]))
+            store = S.IfThenElse(check[0], store)
+        return S.SeqStmt((store, self._record(checks))) if checks else store
 
     def _guard(self, stmt, checks):
         if not checks:
             return stmt
-        ok = checks[0][0]
-        for check in checks[1:]:
-            ok = _and(ok, check[0])
-        return S.IfThenElse(ok, stmt, self._record(checks))
+        return S.IfThenElse(_all(checks), stmt, self._record(checks))
 
     def _record(self, checks) -> S.Stmt:
-        """Write the first failing access of ``checks`` unless the block has one."""
-        access, index = E.const(checks[-1][1] + 1, "int64"), _as_i64(checks[-1][2])
+        """Note the failing access of ``checks`` (if one fails and the thread has none
+        yet) in its slot: stores indexed by the thread, which vectorize over the thread
+        loop."""
+        access, index = E.const(checks[-1][1] + 1, "int32"), _as_i64(checks[-1][2])
         for ok, aid, first in reversed(checks[:-1]):
-            access = E.Select(E.Not(ok), E.const(aid + 1, "int64"), access)
+            access = E.Select(E.Not(ok), E.const(aid + 1, "int32"), access)
             index = E.Select(E.Not(ok), _as_i64(first), index)
+        slot = (self.thread_id,)
+        noted = E.BufferLoad(self.thread_access, slot)
+        keep = _or(_all(checks), noted != E.const(0, "int32"))     # the thread's first
+        return S.SeqStmt((
+            S.BufferStore(self.thread_index, E.Select(
+                keep, E.BufferLoad(self.thread_index, slot), index), slot),
+            S.BufferStore(self.thread_access, E.Select(keep, noted, access), slot)))
+
+    def wrap_block(self, body) -> S.Stmt:
+        """``body`` (one block, threads distributed) between clearing the threads' slots
+        and copying the lowest failing thread's into the block's record."""
+        if not self.accesses:
+            return body
+        t = E.Var("sim_thread", "int32")
+        count = E.const(self.nest.num_threads)
+        clear = S.For(t, E.const(0), count, S.ForKind.SERIAL,
+                      S.BufferStore(self.thread_access, E.const(0, "int32"), (t,)))
         slot = _as_i64(self.block_id) * E.const(RECORD_FIELDS, "int64")
-        thread = _as_i64(self.thread_id)
-        stores = [S.BufferStore(self.record, thread, (slot + E.const(1, "int64"),)),
-                  S.BufferStore(self.record, index, (slot + E.const(2, "int64"),)),
-                  S.BufferStore(self.record, access, (slot,))]
-        unset = E.BufferLoad(self.record, (slot,)) == E.const(0, "int64")
-        return S.IfThenElse(unset, S.SeqStmt(tuple(stores)))
+        failed = _and(E.BufferLoad(self.thread_access, (t,)) != E.const(0, "int32"),
+                      E.BufferLoad(self.record, (slot,)) == E.const(0, "int64"))
+        copy = S.SeqStmt((
+            S.BufferStore(self.record, _as_i64(t), (slot + E.const(1, "int64"),)),
+            S.BufferStore(self.record, E.BufferLoad(self.thread_index, (t,)),
+                          (slot + E.const(2, "int64"),)),
+            S.BufferStore(self.record, _as_i64(E.BufferLoad(self.thread_access, (t,))),
+                          (slot,))))
+        scan = S.For(t, E.const(0), count, S.ForKind.SERIAL, S.IfThenElse(failed, copy))
+        inner = S.Allocate(self.thread_index, S.SeqStmt((clear, body, scan)))
+        return S.Allocate(self.thread_access, inner)
 
     def _checked_first(self, stmt, expr):
         """``expr`` clamped, and the statement that records its failures (or None)."""
@@ -285,6 +336,13 @@ def _has_load(expr) -> bool:
     found = []
     post_order_visit(expr, lambda n: found.append(n) if isinstance(n, E.BufferLoad) else None)
     return bool(found)
+
+
+def _all(checks):
+    ok = checks[0][0]
+    for check in checks[1:]:
+        ok = _and(ok, check[0])
+    return ok
 
 
 def _and(a, b):

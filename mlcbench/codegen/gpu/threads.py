@@ -49,7 +49,8 @@ def kernel_as_cpu_func(kernel: PrimFunc, nest: LaunchNest) -> tuple:
     block = E.Var("block_id", "int32")
     checks = BoundsChecks(nest, block if nest.blocks else E.const(0),
                           _linear_thread_id(nest.threads))
-    body = nest.wrap(ThreadDistributor(nest).distribute(checks.instrument(nest.body)))
+    body = ThreadDistributor(nest).distribute(checks.instrument(nest.body))
+    body = nest.wrap(checks.wrap_block(body))
     if nest.blocks:
         stride = 1
         for axis in nest.blocks:
