@@ -1,6 +1,7 @@
 """Where a light model's time goes: each kernel of the VM's ``main``, timed per call.
 
-Run: ``python benchmarks/profile_model.py shufflenet [--top 15] [--calls 20]``.
+Run: ``python benchmarks/profile_model.py shufflenet [--top 15] [--calls 20]``
+(``OMP_NUM_THREADS=1`` in front: one thread for our kernels and for onnxruntime).
 
 The model is imported with ``from_onnx``, built untuned (default schedules, the kernel
 cache of ``MLCBENCH_CACHE_DIR`` used) and run ``--calls`` times as it is, then as many
@@ -80,7 +81,10 @@ def _best_ms(run, calls: int) -> float:
 def onnxruntime_ms(name: str, calls: int) -> float:
     import onnxruntime as ort
     model, inputs, _ = light_model_case(name)
-    session = ort.InferenceSession(model.SerializeToString(),
+    options = ort.SessionOptions()
+    if os.environ.get("OMP_NUM_THREADS"):      # as many threads as our kernels get
+        options.intra_op_num_threads = int(os.environ["OMP_NUM_THREADS"])
+    session = ort.InferenceSession(model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     return _best_ms(lambda: session.run(None, inputs), calls)
 
