@@ -2,6 +2,8 @@
 and tensorize."""
 from __future__ import annotations
 
+from ...ir.errors import ScheduleError
+from ..tensor_intrin import TensorIntrin
 from .primitives import blockize as blockize_prims, layout, rfactor as rfactor_prims
 from .primitives import tensorize as tensorize_prims
 from .primitives.index_map import as_index_map
@@ -21,7 +23,6 @@ class LayoutMixin:
         block = self._as_block_rv(block)
         func_name, hit = self._block(block, "transform_layout")
         if pad_value is not None:
-            from ...ir.errors import ScheduleError
             raise ScheduleError("transform_layout: pad_value is not supported; choose an "
                                 "index map whose extents divide the buffer's shape")
         func = self._mod[func_name]
@@ -81,7 +82,6 @@ class LayoutMixin:
         """Replace a block (or the loop nest at a loop, blockized first) by the
         registered intrinsic ``tensor_intrin`` (see ``TensorIntrin.register``);
         ``preserve_unit_iters`` is passed on to the blockize of a loop."""
-        from ..tensor_intrin import TensorIntrin
         intrin = TensorIntrin.get(tensor_intrin)
         if isinstance(block_or_loop, LoopRV):
             func_name, var = self._loop(block_or_loop, "tensorize")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numbers
 
+from ...ir.errors import ScheduleError
 from ..stmt import BlockRealize, For, ForKind
 from .ir_utils import child_block_realizes, find_block
 from .primitives import annotate as ann_prims
@@ -23,7 +24,6 @@ class LookupMixin:
         """The handle of the block called ``name``."""
         func_name = func_name or self._default_func()
         if func_name not in self._mod:
-            from ...ir.errors import ScheduleError
             raise ScheduleError(f"get_block: no function {func_name!r} in the module")
         find_block(self._mod[func_name], name, "get_block")
         rv = self._new_block_rv(func_name, name)
@@ -86,7 +86,6 @@ class LoopMixin:
         ``preserve_unit_iters=False`` leaves loops of extent 1 out of block bindings."""
         func_name, var = self._loop(loop, "split")
         if not isinstance(factors, (list, tuple)):
-            from ...ir.errors import ScheduleError
             raise ScheduleError(f"split: argument 'factors': expected a list of positive "
                                 f"integers or None, found {type(factors).__name__} {factors!r}")
         values = [self._value(f) for f in factors]

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, replace
 
 from ...ir.errors import ScheduleError
+from .primitives.index_map import IndexMap
 
 
 class RandomVariable:
@@ -207,7 +208,6 @@ class Trace:
             if isinstance(value, list):
                 return [dec(v) for v in value]
             if isinstance(value, dict) and set(value) == {"index_map"}:
-                from .primitives.index_map import IndexMap
                 return IndexMap.from_text(value["index_map"])
             return value
 
