@@ -106,6 +106,34 @@ def light_model_case(name: str):
     return model, {info.name: data}, stored
 
 
+def with_varied_weights(model, seed: int = 0):
+    """A copy of ``model`` whose ``ConstantOfShape`` weights vary element by element.
+
+    The light models store their weights as fills (every element of a conv weight is
+    0.02, say), so a wrong index into a weight goes unseen. Each fill of a constant
+    shape becomes an initializer of the fill value times uniform(0.5, 1.5): the same
+    signs and magnitudes (a variance stays positive), different values everywhere."""
+    from onnx import numpy_helper
+    model_copy = type(model)()
+    model_copy.CopyFrom(model)
+    graph, rng = model_copy.graph, np.random.default_rng(seed)
+    shapes = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    kept = []
+    for node in graph.node:
+        if node.op_type != "ConstantOfShape" or node.input[0] not in shapes:
+            kept.append(node)
+            continue
+        fill = next((numpy_helper.to_array(a.t) for a in node.attribute if a.name == "value"),
+                    np.zeros(1, "float32"))
+        shape = tuple(int(d) for d in shapes[node.input[0]])
+        values = fill.reshape(()) * rng.uniform(0.5, 1.5, shape)
+        graph.initializer.append(numpy_helper.from_array(values.astype(fill.dtype),
+                                                         node.output[0]))
+    del graph.node[:]
+    graph.node.extend(kept)
+    return model_copy
+
+
 def reference_outputs(model, inputs: dict) -> list:
     """The outputs of ``model`` on ``inputs`` by onnx's reference evaluator."""
     from onnx.reference import ReferenceEvaluator
@@ -113,4 +141,4 @@ def reference_outputs(model, inputs: dict) -> list:
 
 
 __all__ = ["LIGHT_MODELS", "light_model_case", "light_model_path", "reference_outputs", "tiny_cnn", "tiny_matmul",
-           "tiny_mlp"]
+           "tiny_mlp", "with_varied_weights"]
