@@ -69,7 +69,7 @@ def test_tuned_mlp_predicts_as_numpy_and_uses_the_best_config(mlp, tmp_path):
     mod, weights = mlp
     log = str(tmp_path / "mlp.log")
     tasks = autotvm.task.extract_from_program(mod, target="llvm", ops=["nn.dense"])
-    task = next(t for t in tasks if t.name == "dense_pack.x86" and t.args[1][1][1] == 128)
+    task = next(t for t in tasks if t.name == "dense_pack.x86" and t.args[1][1][0] == 128)
     tuner = autotvm.tuner.RandomTuner(task)
     tuner.tune(n_trial=8, measure_option={"builder": FakeBuilder(), "runner": TileRunner()},
                callbacks=[autotvm.callback.log_to_file(log)])
@@ -77,7 +77,7 @@ def test_tuned_mlp_predicts_as_numpy_and_uses_the_best_config(mlp, tmp_path):
         np.testing.assert_allclose(predictions("mlp", mod, weights), reference("mlp"),
                                    rtol=1e-4, atol=1e-4)
         best = context.best_record(LLVM, task.workload)[1]
-        tuned = resolve_schedule_lookup()(kernels(mod)["fused_matmul_add_relu"], "k", LLVM)
+        tuned = resolve_schedule_lookup()(kernels(mod)["fused_matmul_nt_add_relu"], "k", LLVM)
     vector = [lp for lp in loops(tuned) if lp.kind == ForKind.VECTORIZED]
     rows = best["tile_y"].size[-1]
     assert f"packed_weight = T.alloc_buffer(({128 // best['tile_x'].size[-1]}, 64, " \
@@ -99,15 +99,15 @@ def test_tuned_cnn_predicts_as_numpy():
 def test_fastest_template_wins_and_unrecorded_kernels_keep_the_default(mlp):
     mod, _ = mlp
     tasks = autotvm.task.extract_from_program(mod, target="llvm")
-    nopack = next(t for t in tasks if t.name == "dense.x86" and t.args[1][1][1] == 128)
-    pack = next(t for t in tasks if t.name == "dense_pack.x86" and t.args[1][1][1] == 128)
+    nopack = next(t for t in tasks if t.name == "dense.x86" and t.args[1][1][0] == 128)
+    pack = next(t for t in tasks if t.name == "dense_pack.x86" and t.args[1][1][0] == 128)
     faster = (one_record(nopack, 0)[0], MeasureResult((1e-4,), 0, 0.0, 0.0))
     with autotvm.apply_history_best([one_record(pack), faster]):
         lookup = resolve_schedule_lookup()
         found = {name: lookup(f, name, LLVM) for name, f in kernels(mod).items()}
-    assert "packed_weight" not in found["fused_matmul_add_relu"].script()
-    assert "T_matmul_NN" in found["fused_matmul_add_relu"].script()
-    assert found["fused_matmul1_add1"] is None and found["transpose"] is None
+    assert "packed_weight" not in found["fused_matmul_nt_add_relu"].script()
+    assert "T_matmul_NT" in found["fused_matmul_nt_add_relu"].script()
+    assert found["fused_matmul_nt1_add1"] is None and "transpose" not in found
 
 
 def test_no_lookup_outside_a_history_context():

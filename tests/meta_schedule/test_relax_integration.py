@@ -14,8 +14,10 @@ from mlcbench.script import relax as R
 from helpers.tuning_testing import FakeMeasurer
 
 TARGET = "llvm --num-cores=2"
-MLP_KERNELS = {"fused_matmul1_add1": 1, "fused_matmul_add_relu": 1, "transpose": 1,
-               "transpose1": 1}
+# weights as arguments: each matmul reads its weight transposed in place (FuseTransposeMatmul)
+MLP_KERNELS = {"fused_matmul_nt1_add1": 1, "fused_matmul_nt_add_relu": 1}
+# weights bound: their transposes are folded at build time, the matmuls read them as B[k, j]
+BOUND_MLP_KERNELS = {"fused_matmul1_add1": 1, "fused_matmul_add_relu": 1}
 PARAM_NAMES = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
 
 
@@ -66,8 +68,7 @@ def test_extract_tasks_binds_params_by_name_and_folds_the_weight_transposes(mlp)
     only the two fused kernels are left to tune."""
     mod, params = mlp
     tasks = ri.extract_tasks(mod, TARGET, dict(zip(PARAM_NAMES, params)))
-    assert {t.task_name: t.weight for t in tasks} == {
-        k: v for k, v in MLP_KERNELS.items() if not k.startswith("transpose")}
+    assert {t.task_name: t.weight for t in tasks} == BOUND_MLP_KERNELS
     with pytest.raises(TuningError, match="no Relax function"):
         ri.extract_tasks(mod, TARGET, {"fc3.weight": params[0]})
 
@@ -97,7 +98,7 @@ def _database_for_one_kernel(mod, kernel: str):
     """A database whose only record is a parallel split of ``kernel``'s matmul."""
     (task,) = [t for t in ri.extract_tasks(mod, TARGET) if t.task_name == kernel]
     sch = tir.Schedule(task.mod)
-    _, j, _ = sch.get_loops(sch.get_block("T_matmul_NN"))
+    _, j, _ = sch.get_loops(sch.get_block("T_matmul_NT"))
     outer, _ = sch.split(j, factors=[None, 16])
     sch.parallel(outer)
     database = MemoryDatabase()
@@ -108,7 +109,7 @@ def _database_for_one_kernel(mod, kernel: str):
 
 def test_kernels_without_a_record_get_the_default_schedule(mlp):
     mod, params = mlp
-    database, sch = _database_for_one_kernel(mod, "fused_matmul_add_relu")
+    database, sch = _database_for_one_kernel(mod, "fused_matmul_nt_add_relu")
     lookup, found = ri.schedule_lookup(database), {}
 
     def spy(func, name, target):
@@ -118,8 +119,8 @@ def test_kernels_without_a_record_get_the_default_schedule(mlp):
     with PassContext(config={SCHEDULE_LOOKUP_CONFIG: spy}):
         ex = relax.build(mod, TARGET)
     assert sorted(found) == sorted(MLP_KERNELS)
-    assert [name for name, s in found.items() if s is not None] == ["fused_matmul_add_relu"]
-    mlcbench.ir.assert_structural_equal(found["fused_matmul_add_relu"].mod, sch.mod)
+    assert [name for name, s in found.items() if s is not None] == ["fused_matmul_nt_add_relu"]
+    mlcbench.ir.assert_structural_equal(found["fused_matmul_nt_add_relu"].mod, sch.mod)
     x = _input(1)
     np.testing.assert_allclose(_run_mlp(ex, params, x), _expected(x), rtol=1e-4, atol=1e-5)
     ex = ri.compile_relax(database, mod, TARGET)
