@@ -296,7 +296,7 @@ def test_float4_only_where_aligned_and_launch_bounds_follow_the_block(blocks, th
 
 # -- course chapter 7's schedules, lowered by lower_gpu --------------------------------
 def test_course_window_sum_prints_as_the_course_shows_it():
-    import gpu_course_schedules as course
+    from helpers import gpu_course_schedules as course
     text = cuda_source(course.lowered(course.window_sum()))
     lines = [line.strip() for line in text.splitlines()]
     assert lines[0].startswith('extern "C" __global__ void __launch_bounds__(128) main_kernel0(')
@@ -309,7 +309,7 @@ def test_course_window_sum_prints_as_the_course_shows_it():
 
 
 def test_course_shared_matmul_fetches_float4_between_barriers():
-    import gpu_course_schedules as course
+    from helpers import gpu_course_schedules as course
     text = cuda_source(course.lowered(course.matmul_shared()))
     assert "__launch_bounds__(64)" in text and "float C_local[64];" in text
     assert "__shared__ __align__(16) float A_shared[512];" in text
@@ -325,7 +325,7 @@ def test_course_shared_matmul_fetches_float4_between_barriers():
                                                  ("matmul_local", (2, 2, 1), (8, 8, 1)),
                                                  ("matmul_shared", (2, 2, 1), (64, 1, 1))])
 def test_printed_course_kernels_compute_their_programs(schedule, grid, block, tmp_path):
-    import gpu_course_schedules as course
+    from helpers import gpu_course_schedules as course
     rng = np.random.default_rng(0)
     if schedule.startswith("matmul"):
         a, b = rng.random((128, 128), "float32"), rng.random((128, 128), "float32")

@@ -172,7 +172,7 @@ def test_aligned_vector_fetch_is_one_v4_load_and_store():
 
 # -- course chapter 7's schedules, lowered by lower_gpu --------------------------------
 def test_course_shared_matmul_ptx():
-    import gpu_course_schedules as course
+    from helpers import gpu_course_schedules as course
     ptx = ptx_source(course.lowered(course.matmul_shared()), "cuda")
     assert ".maxntid 64, 1, 1" in ptx
     assert re.search(r"ld\.global(\.nc)?\.v4\.(b|f)32", ptx)
@@ -182,7 +182,7 @@ def test_course_shared_matmul_ptx():
 
 
 def test_course_local_matmul_ptx_keeps_its_tile_in_registers():
-    import gpu_course_schedules as course
+    from helpers import gpu_course_schedules as course
     ptx = ptx_source(course.lowered(course.matmul_local()), "nvidia/nvidia-a100")
     assert ".target sm_80" in ptx and ".maxntid 8, 8, 1" in ptx
     assert "%tid.y" in ptx and "%ctaid.y" in ptx
