@@ -121,10 +121,10 @@ def test_graph_json_names_inputs_outputs_and_params(built):
     assert graph["inputs"] == [{"name": "data", "shape": [1, 3, 8, 8], "dtype": "float32"}]
     assert graph["outputs"] == [{"name": "output_0", "shape": [1, 3], "dtype": "float32"}]
     # the build's constants, after folding: the conv bias as (4, 1, 1) for broadcasting,
-    # the dense weight transposed and the conv weight packed in channel blocks of 4
-    # (PrepackWeights), once, instead of on every call
+    # the conv weight packed in channel blocks of 4 and the dense weight transposed and
+    # packed into one panel of 3 columns (PrepackWeights), once, instead of on every call
     shapes = sorted(tuple(p["shape"]) for p in graph["params"])
-    assert shapes == [(1, 3, 3, 3, 4), (3,), (4, 1, 1), (4, 3)], shapes
+    assert shapes == [(1, 3, 3, 3, 4), (1, 4, 3), (3,), (4, 1, 1)], shapes
 
 
 def test_graph_module_wants_the_executor(built):
