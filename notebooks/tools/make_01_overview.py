@@ -131,10 +131,13 @@ display(HTML(view.render("before")))'''),
        "the first one the ReLU as well: the edge table says why (a matmul takes the "
        "elementwise operators that consume it). Two kernels stay alone: `permute_dims` "
        "transposes each weight matrix, because `Linear` stores its weight as (out, in) "
-       "and the matmul wants (in, out). They depend only on the weights, so when the "
-       "weights are bound into the module as constants, constant folding computes them "
-       "once at compile time and they disappear (`relax.transform.BindParams` "
-       "binds weights to a module, `FoldConstant` does the computing).\n\n"
+       "and the matmul wants (in, out). The build goes one step further: "
+       "`FuseTransposeMatmul` lets each matmul read its weight as (out, in) where it lies "
+       "(a `matmul_nt` kernel), so no transposed copy is made on every call and two "
+       "kernels remain. (When the weights are bound into the module as constants, "
+       "constant folding transposes them once at compile time instead: "
+       "`relax.transform.BindParams` binds weights to a module, `FoldConstant` does the "
+       "computing.)\n\n"
        "Here is the first fused kernel. This is TensorIR, the tensor-program level: "
        "buffers with fixed shapes, loops with fixed extents, and *blocks* (`T.block`) "
        "that name one unit of computation and declare which elements it reads and "
@@ -142,10 +145,10 @@ display(HTML(view.render("before")))'''),
        "now, note that the matmul, the bias add and the ReLU are all here, as three "
        "blocks inside one function, and that the intermediate results between them are "
        "buffers local to the function rather than tensors of the model."),
-    CODE('''fused = relax.get_pipeline("zero")(mod)    # LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR
+    CODE('''fused = relax.get_pipeline("zero")(mod)    # FuseTransposeMatmul, LegalizeOps, FuseOps, FuseTIR, ...
 kernels = sorted(gv.name_hint for gv, f in fused.functions.items() if isinstance(f, tvm.tir.PrimFunc))
 print(kernels)
-fused["fused_matmul_add_relu"].show()'''),
+fused["fused_matmul_nt_add_relu"].show()'''),
     MD("## Stage 3: scheduling the tensor programs\n\n"
        "The loops above are correct but naive: one multiply-add at a time, in the order "
        "the math was written. A *schedule* rewrites the loop nest without changing what "
@@ -162,7 +165,7 @@ fused["fused_matmul_add_relu"].show()'''),
     CODE('''from mlcbench import dlight as dl
 
 scheduled = dl.ApplyDefaultSchedule(*dl.cpu.default_rules())(fused)
-scheduled["fused_matmul_add_relu"].show()'''),
+scheduled["fused_matmul_nt_add_relu"].show()'''),
     MD("## Stage 4: lowering, watched with the PassViewer\n\n"
        "A scheduled PrimFunc still has blocks, multi-dimensional buffers and high-level "
        "loop annotations. Before a code generator can emit instructions, *lowering passes* "
@@ -176,7 +179,7 @@ scheduled["fused_matmul_add_relu"].show()'''),
        "it changed anything."),
     CODE('''from mlcbench_widgets import PassViewer
 
-kernel = scheduled["fused_matmul_add_relu"]
+kernel = scheduled["fused_matmul_nt_add_relu"]
 viewer = PassViewer(kernel)
 print(viewer.summary())'''),
     MD("Select a pass by name to see what it did. `FlattenBuffer` is the moment "
