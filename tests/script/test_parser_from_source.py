@@ -119,3 +119,15 @@ def test_decorated_module_attrs():
 def test_malformed_text(text, message):
     with pytest.raises(ParseError, match=message):
         from_source(text)
+
+
+def test_text_parses_from_several_threads_at_once():
+    # CPython 3.11's AST constructor counts its recursion per interpreter: unserialized,
+    # parses in two threads can fail with "AST constructor recursion depth mismatch"
+    import concurrent.futures
+    nested = MODULE_TEXT.replace("A[v_i] + T.float32(1)",
+                                 "(" * 40 + "A[v_i]" + " + T.float32(1))" * 40)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        modules = list(pool.map(lambda _: from_source(nested), range(16)))
+    for mod in modules[1:]:
+        assert_structural_equal(mod, modules[0])

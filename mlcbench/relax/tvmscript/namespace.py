@@ -17,6 +17,7 @@ import sys
 import threading
 
 from ...ir.errors import IRError
+from ...script.parser.source import parse_python
 from ...tir.expr import IntImm, PrimExpr, Var as TIRVar
 from .. import expr as rx
 from ..op import *  # noqa: F401,F403 -- every op, as R.add, R.matmul ...
@@ -50,7 +51,7 @@ def _symbol(name: str) -> TIRVar:
 
 def _evaluate_dim_text(text: str) -> PrimExpr:
     """``"n"`` or ``"n * 2 + 1"`` as an int64 expression of the function's symbols."""
-    tree = ast.parse(text.strip(), mode="eval").body
+    tree = parse_python(text.strip(), mode="eval").body
 
     def ev(node):
         if isinstance(node, ast.Name):

@@ -10,9 +10,21 @@ A decorated function's source is cut out of its file and dedented before Python'
 from __future__ import annotations
 
 import ast
+import threading
 
 from ...ir.errors import ParseError
 from ...ir.span import Span
+
+# CPython 3.11 keeps the AST constructor's recursion depth per interpreter, not per
+# thread: two threads parsing at once can fail with "SystemError: AST constructor
+# recursion depth mismatch" (seen with tuning threads beside a database load).
+PARSE_LOCK = threading.Lock()
+
+
+def parse_python(text: str, mode: str = "exec") -> ast.AST:
+    """``ast.parse(text, mode=mode)``, one thread at a time (see ``PARSE_LOCK``)."""
+    with PARSE_LOCK:
+        return ast.parse(text, mode=mode)
 
 
 class Source:
@@ -40,7 +52,7 @@ class Source:
 
     def parse(self) -> ast.Module:
         try:
-            return ast.parse(self.text)
+            return parse_python(self.text)
         except RecursionError:
             raise self._error_at(1, 0, None, None, "the text nests too deeply for Python's "
                                  "parser (split long expressions into named parts)") from None
