@@ -7,6 +7,7 @@ interpreter by treating its thread loops as serial loops.
 from helpers.interp import run_lowered
 
 from mlcbench import tir
+from mlcbench.driver.gpu_course import blocking, blocking_with_shared  # noqa: F401
 from mlcbench.script import ir as I
 from mlcbench.script import tir as T
 from mlcbench.tir.stmt import For, ForKind
@@ -63,48 +64,6 @@ def window_sum(nthread=128):
     ax0, ax1 = sch.split(ax, [None, nthread])
     sch.bind(ax1, "threadIdx.x")
     return sch.mod
-
-def blocking(sch, tile_local_y, tile_local_x, tile_block_y, tile_block_x, tile_k):
-    block_C = sch.get_block("C")
-    C_local = sch.cache_write(block_C, 0, "local")
-    i, j, k = sch.get_loops(block=block_C)
-    i0, i1, i2 = sch.split(loop=i, factors=[None, tile_block_y, tile_local_y])
-    j0, j1, j2 = sch.split(loop=j, factors=[None, tile_block_x, tile_local_x])
-    k0, k1 = sch.split(loop=k, factors=[None, tile_k])
-    sch.unroll(k1)
-    sch.reorder(i0, j0, i1, j1, k0, k1, i2, j2)
-    sch.reverse_compute_at(C_local, j1)
-    sch.bind(i0, "blockIdx.y"); sch.bind(j0, "blockIdx.x")
-    sch.bind(i1, "threadIdx.y"); sch.bind(j1, "threadIdx.x")
-    sch.decompose_reduction(block_C, k0)
-    return sch
-
-def cache_read_and_coop_fetch(sch, block, nthread, read_idx, read_loc):
-    read_cache = sch.cache_read(block=block, read_buffer_index=read_idx, storage_scope="shared")
-    sch.compute_at(block=read_cache, loop=read_loc)
-    inner0, inner1 = sch.get_loops(block=read_cache)[-2:]
-    inner = sch.fuse(inner0, inner1)
-    _, tx, vec = sch.split(loop=inner, factors=[None, nthread, 4])
-    sch.vectorize(vec)
-    sch.bind(tx, "threadIdx.x")
-
-def blocking_with_shared(sch, tile_local_y, tile_local_x, tile_block_y, tile_block_x, tile_k):
-    block_C = sch.get_block("C")
-    C_local = sch.cache_write(block_C, 0, "local")
-    i, j, k = sch.get_loops(block=block_C)
-    i0, i1, i2 = sch.split(loop=i, factors=[None, tile_block_y, tile_local_y])
-    j0, j1, j2 = sch.split(loop=j, factors=[None, tile_block_x, tile_local_x])
-    k0, k1 = sch.split(loop=k, factors=[None, tile_k])
-    sch.reorder(i0, j0, i1, j1, k0, k1, i2, j2)
-    sch.reverse_compute_at(C_local, j1)
-    sch.bind(i0, "blockIdx.y"); sch.bind(j0, "blockIdx.x")
-    tx = sch.fuse(i1, j1)
-    sch.bind(tx, "threadIdx.x")
-    nthread = tile_block_y * tile_block_x
-    cache_read_and_coop_fetch(sch, block_C, nthread, 0, k0)
-    cache_read_and_coop_fetch(sch, block_C, nthread, 1, k0)
-    sch.decompose_reduction(block_C, k0)
-    return sch
 
 def matmul_local():
     return blocking(tir.Schedule(Matmul), 8, 8, 8, 8, 4).mod

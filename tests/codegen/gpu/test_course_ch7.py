@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import mlcbench as tvm
+from mlcbench.driver import gpu_course
 from mlcbench.script import tir as T
 
 
@@ -47,32 +48,10 @@ def window_sum_with_shared():
 
 
 def blocking(sch, shared: bool):
-    block_C = sch.get_block("C")
-    C_local = sch.cache_write(block_C, 0, "local")
-    i, j, k = sch.get_loops(block=block_C)
-    i0, i1, i2 = sch.split(loop=i, factors=[None, 8, 8])
-    j0, j1, j2 = sch.split(loop=j, factors=[None, 8, 8])
-    k0, k1 = sch.split(loop=k, factors=[None, 8 if shared else 4])
-    if not shared:
-        sch.unroll(k1)
-    sch.reorder(i0, j0, i1, j1, k0, k1, i2, j2)
-    sch.reverse_compute_at(C_local, j1)
-    sch.bind(i0, "blockIdx.y")
-    sch.bind(j0, "blockIdx.x")
-    if not shared:
-        sch.bind(i1, "threadIdx.y")
-        sch.bind(j1, "threadIdx.x")
-    else:
-        sch.bind(sch.fuse(i1, j1), "threadIdx.x")
-        for index in (0, 1):      # the course's cache_read_and_coop_fetch
-            read_cache = sch.cache_read(block_C, index, "shared")
-            sch.compute_at(read_cache, k0)
-            inner = sch.fuse(*sch.get_loops(read_cache)[-2:])
-            _, tx, vec = sch.split(inner, [None, 64, 4])
-            sch.vectorize(vec)
-            sch.bind(tx, "threadIdx.x")
-    sch.decompose_reduction(block_C, k0)
-    return sch
+    """The course's local (8, 8, 8, 8, 4) or shared (8, 8, 8, 8, 8) blocking."""
+    if shared:
+        return gpu_course.blocking_with_shared(sch, 8, 8, 8, 8, 8)
+    return gpu_course.blocking(sch, 8, 8, 8, 8, 4)
 
 
 def test_window_sum_with_shared_memory():
