@@ -109,3 +109,19 @@ def run_kernel_in_phases(kernel, *arrays):
     for alloc in reversed(shared):
         body = alloc.replace(body=body)
     run_kernel_serially(kernel.with_body(block.replace(body=body)), *arrays)
+
+
+# Course chapter 7's window sum written directly in the GPU lowered form (one device
+# kernel): each block stages its window of A in shared memory, then reads it after a barrier.
+@T.prim_func
+def window_sum_kernel(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "float32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for bx in T.thread_binding(8, thread="blockIdx.x"):
+        A_shared = T.allocate([130], "float32", "shared")
+        A_shared_buf = T.decl_buffer((130,), "float32", data=A_shared, scope="shared")
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            for ax0 in range(2):
+                if ax0 * 128 + tx < 130:
+                    A_shared_buf[ax0 * 128 + tx] = A[bx * 128 + ax0 * 128 + tx]
+            T.tvm_storage_sync("shared")
+            B[bx * 128 + tx] = A_shared_buf[tx] + A_shared_buf[tx + 1] + A_shared_buf[tx + 2]

@@ -8,25 +8,12 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from helpers.gpu_programs import window_sum_kernel as window_sum
 from mlcbench.codegen.nvptx import gpu_arch, nvptx_ir, ptx_source
 from mlcbench.ir import IRModule
 from mlcbench.ir.errors import CodegenError
 from mlcbench.script import tir as T
 from mlcbench.target import Target
-
-
-@T.prim_func
-def window_sum(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "float32")):
-    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
-    for bx in T.thread_binding(8, thread="blockIdx.x"):
-        A_shared = T.allocate([130], "float32", "shared")
-        A_shared_buf = T.decl_buffer((130,), "float32", data=A_shared, scope="shared")
-        for tx in T.thread_binding(128, thread="threadIdx.x"):
-            for ax0 in range(2):
-                if ax0 * 128 + tx < 130:
-                    A_shared_buf[ax0 * 128 + tx] = A[bx * 128 + ax0 * 128 + tx]
-            T.tvm_storage_sync("shared")
-            B[bx * 128 + tx] = A_shared_buf[tx] + A_shared_buf[tx + 1] + A_shared_buf[tx + 2]
 
 
 @T.prim_func
