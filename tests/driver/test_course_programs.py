@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import mlcbench as tvm
+from mlcbench.driver.kernels import MM_RELU
 from mlcbench.script import from_source
-from mlcbench.script import ir as I
 from mlcbench.script import tir as T
 
 
@@ -22,23 +22,7 @@ def vector_add(A: T.Buffer[128, "float32"], B: T.Buffer[128, "float32"],
             C[vi] = A[vi] + B[vi]
 
 
-@I.ir_module
-class MMRelu:
-    @T.prim_func
-    def mm_relu(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-                C: T.Buffer((128, 128), "float32")):
-        T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-        Y = T.alloc_buffer((128, 128), "float32")
-        for i, j, k in T.grid(128, 128, 128):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-        for i, j in T.grid(128, 128):
-            with T.block("C"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+MMRelu = from_source(MM_RELU)
 
 
 @T.prim_func
