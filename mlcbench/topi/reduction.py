@@ -66,11 +66,13 @@ def mean(data, axis=None, keepdims: bool = False):
 def _arg_reducer(better, name: str):
     """(index, value) reducer keeping the first index of the best value."""
     def fcombine(x, y):
+        # Ties go to the lower index, so the result matches numpy's first occurrence in any order.
         keep = better(x[1], y[1]) | ((x[1] == y[1]) & (x[0] < y[0]))
         return Select(keep, x[0], y[0]), Select(keep, x[1], y[1])
 
     def fidentity(t_index, t_value):
         start = tir_op.min_value(t_value) if name == "argmax" else tir_op.max_value(t_value)
+        # The identity loses to every real element: the worst value, and an index never read.
         return const(-1, t_index), start
     return comm_reducer(fcombine, fidentity, name=name)
 

@@ -21,6 +21,7 @@ def _infer_shape(data: Tensor, newshape) -> list:
         known = const_int(prod([s for d, s in enumerate(newshape) if d != unknown[0]]))
         if total is None or known is None or total % known:
             raise IRError(f"reshape: cannot infer -1 for {total} elements into {newshape}")
+        # The inferred extent takes the dtype of the given ones so the shape stays uniform.
         newshape[unknown[0]] = const(total // known, newshape[0].dtype)
     new_total = const_int(prod(newshape))
     if total is not None and new_total is not None and total != new_total:
@@ -48,6 +49,7 @@ def _unravel(flat, shape) -> tuple:
 def reshape(a: Tensor, newshape) -> Tensor:
     """Same elements in row-major order, new shape (one ``-1`` is inferred)."""
     shape = _infer_shape(a, newshape)
+    # Through one flat row-major index: any reshape maps elements in the same order.
     return ax_compute(shape, lambda idx: a[_unravel(_ravel(idx, shape), a.shape)],
                       "T_reshape", "injective")
 
@@ -88,6 +90,7 @@ def concatenate(tensors, axis: int = 0) -> Tensor:
             source[axis] = idx[axis] - offsets[k]
             return tensors[k][tuple(source)]
         value = load(len(tensors) - 1)
+        # Nested from the last input outwards: the outermost test picks the first input.
         for k in range(len(tensors) - 2, -1, -1):
             value = tir_op.if_then_else(idx[axis] < offsets[k + 1], load(k), value)
         return value
@@ -120,6 +123,7 @@ def split(ary: Tensor, indices_or_sections, axis: int = 0) -> list:
         points = [int(p) for p in indices_or_sections]
         name = "T_split"
     bounds = [0] + points + [extent]
+    # Decreasing indices give empty sections, as numpy's split does.
     return [strided_slice_axis(ary, axis, lo, max(lo, hi), name)
             for lo, hi in zip(bounds[:-1], bounds[1:])]
 
@@ -136,6 +140,7 @@ def squeeze(a: Tensor, axis=None) -> Tensor:
     kept = [d for d in range(a.ndim) if d not in axes]
 
     def fcompute(idx):
+        # The dropped axes have extent 1, so they are read at index 0.
         source = [const(0, a.shape[d].dtype) for d in range(a.ndim)]
         for out_d, in_d in enumerate(kept):
             source[in_d] = idx[out_d]
@@ -168,6 +173,7 @@ def take(a: Tensor, indices, axis=None, mode: str = "clip") -> Tensor:
     index_shape = list(indices.shape) if isinstance(indices, Tensor) else []
 
     def fix(index):
+        # Indices may be int64 while shapes are int32 (or the reverse): compare in the shape's type.
         index = cast(extent.dtype, index)
         if mode == "clip":
             return tir_op.min(tir_op.max(index, 0), extent - 1)

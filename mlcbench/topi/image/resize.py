@@ -31,6 +31,7 @@ def _source_coordinate(x, in_size: int, out_size: int, scale: float, mode: str):
         return xf / const(scale, "float32")
     if mode == "tf_half_pixel_for_nn":
         return (xf + half) / const(scale, "float32")
+    # PyTorch maps a one-pixel output to coordinate 0, not to the half-pixel centre.
     if mode == "pytorch_half_pixel" and out_size <= 1:
         return const(0.0, "float32")
     return (xf + half) / const(scale, "float32") - half
@@ -39,6 +40,7 @@ def _source_coordinate(x, in_size: int, out_size: int, scale: float, mode: str):
 def _nearest_index(coord, in_size: int, rounding: str):
     half = const(0.5, "float32")
     if rounding == "round_prefer_floor":
+        # Halfway cases round down: ceil(x - 0.5) equals round(x) except at .5.
         rounded = tir_op.ceil(coord - half)
     elif rounding == "round_prefer_ceil":
         rounded = tir_op.floor(coord + half)
@@ -55,6 +57,7 @@ def _clamp(index, in_size: int):
 
 def _linear_taps(coord, in_size: int):
     """``(i0, i1, w1)``: the two neighbours of ``coord`` and the weight of ``i1``."""
+    # Clamp before flooring so coordinates past the border blend with weight on the edge pixel.
     coord = tir_op.min(tir_op.max(coord, const(0.0, "float32")),
                        const(float(in_size - 1), "float32"))
     low = tir_op.floor(coord)
@@ -87,6 +90,7 @@ def resize2d(data: Tensor, size, scales=None, method: str = "linear",
         (y0, y1, wy), (x0, x1, wx) = _linear_taps(cy, in_h), _linear_taps(cx, in_w)
 
         def at(i, j):
+            # Blend in float32 whatever the element type, then cast back once.
             return cast("float32", data[b, ch, i, j])
         top = at(y0, x0) + (at(y0, x1) - at(y0, x0)) * wx
         bottom = at(y1, x0) + (at(y1, x1) - at(y1, x0)) * wx

@@ -35,6 +35,7 @@ def get_pad_tuple(padding, kernel) -> tuple:
             return (0, 0, 0, 0)
         if padding.upper() == "SAME":
             kh, kw = kernel
+            # An even window pads one more after than before, as TensorFlow's SAME does.
             return ((kh - 1) // 2, (kw - 1) // 2, kh // 2, kw // 2)
         raise IRError(f"padding string is 'SAME' or 'VALID', found {padding!r}")
     if isinstance(padding, int):
@@ -59,6 +60,7 @@ def _padded(data: Tensor, top, left, bottom, right, layout: str) -> Tensor:
 def _out_size(size, k, dilation, stride, pad_lo, pad_hi):
     dilated = (k - 1) * dilation + 1
     out = (size - dilated + pad_lo + pad_hi) // stride + 1
+    # A symbolic size cannot be checked here; it fails when the shape is bound.
     if const_int(out) is not None and const_int(out) <= 0:
         raise IRError(f"conv2d: the window ({dilated} after dilation) does not fit the padded "
                       f"input ({size} + {pad_lo} + {pad_hi})")
@@ -84,6 +86,7 @@ class _Window(NamedTuple):
 def _window(data: Tensor, kh, kw, stride, padding, dilation, layout: str) -> _Window:
     (sh, sw), (dh, dw) = _pair(stride, "stride"), _pair(dilation, "dilation")
     in_h, in_w = data.shape[layout.index("H")], data.shape[layout.index("W")]
+    # SAME pads for the dilated window's extent, not the kernel's.
     top, left, bottom, right = get_pad_tuple(padding, ((int(kh) - 1) * dh + 1,
                                                        (int(kw) - 1) * dw + 1))
     return _Window(_padded(data, top, left, bottom, right, layout),
@@ -98,6 +101,7 @@ def _group_channel(name: str, in_c, group_in_c, out_c, groups: int):
         raise IRError(f"{name}: data has {in_c} channels, kernel expects {group_in_c} per "
                       f"group x {groups} groups")
     if groups == 1:
+        # Without groups the channel is rc itself, so no floordiv reaches the index analyses.
         return lambda ff, rc: rc
     out_per_group = out_c // groups
     return lambda ff, rc: ff // out_per_group * group_in_c + rc
@@ -136,6 +140,7 @@ def group_slice_conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilat
     _group_channel("group_slice_conv2d_nchw", in_c, group_in_c, out_c * groups, groups)
     if not 0 <= group < groups:
         raise IRError(f"group_slice_conv2d_nchw: group is in [0, {groups}), found {group}")
+    # The slice is a stage of its own so the convolution below sees a plain channel index.
     first = group * group_in_c
     shape = (batch, group_in_c, *data.shape[2:])
     sliced = compute(shape, lambda n, c, y, x: data[n, first + c, y, x], name="group_slice")
@@ -158,6 +163,7 @@ def concat_group_outputs(outputs, per_group: int) -> Tensor:
     batch, _, height, width = outputs[0].shape
 
     def fcompute(nn, cc, yy, xx):
+        # Nested from the last group outwards, so the first test is on the first group.
         value = outputs[-1][nn, cc - per_group * (len(outputs) - 1), yy, xx]
         for group in range(len(outputs) - 2, -1, -1):
             value = if_then_else(cc < per_group * (group + 1),

@@ -33,6 +33,7 @@ def _dilated_padded(data: Tensor, strides, lead, shape) -> Tensor:
         conditions, source = [], []
         for idx, lo, stride, extent in ((i, lead[0], strides[0], h), (j, lead[1], strides[1], w)):
             shifted = idx - lo
+            # The stride-dilated input spans (extent - 1) * stride + 1 positions.
             conditions += [shifted >= 0, shifted < (extent - 1) * stride + 1]
             if stride != 1:
                 conditions.append(tir_op.floormod(shifted, stride) == 0)
@@ -60,6 +61,7 @@ def conv2d_transpose_nchw(data: Tensor, kernel: Tensor, strides, padding, out_dt
                       f"channels (divisible by groups={groups}), data has {in_c}")
     out_h = conv2d_transpose_out_size(in_h, kh, sh, dh, top, bottom, oph)
     out_w = conv2d_transpose_out_size(in_w, kw, sw, dw, left, right, opw)
+    # A full convolution pads by the dilated kernel's extent less one; the given padding crops it.
     lead = (dh * (kh - 1) - top, dw * (kw - 1) - left)
     padded = _dilated_padded(data, (sh, sw), lead,
                              (batch, in_c, out_h + dh * (kh - 1), out_w + dw * (kw - 1)))

@@ -41,6 +41,7 @@ def matmul(tensor_a: Tensor, tensor_b: Tensor, bias: Tensor | None = None, out_d
     suffix = ("T" if transpose_a else "N") + ("T" if transpose_b else "N")
     mat = compute((rows, cols), lambda i, j: te_sum(
         _pick(tensor_a, transpose_a, i, k).astype(out_dtype)
+        # _pick indexes (row, k); an untransposed b holds its column index j second.
         * _pick(tensor_b, not transpose_b, j, k).astype(out_dtype), axis=k),
         name=f"T_matmul_{suffix}", tag="dense" if suffix == "NT" else "matmul")
     if bias is not None:
@@ -95,6 +96,7 @@ def _batch_index(t: Tensor, batch, idx) -> tuple:
     lead = []
     for d in range(nb):
         out_d = len(batch) - nb + d
+        # A broadcast extent-1 axis reads index 0 whatever the output batch index is.
         stretched = const_int(t.shape[d]) == 1 and const_int(batch[out_d]) != 1
         lead.append(0 if stretched else idx[out_d])
     return tuple(lead)

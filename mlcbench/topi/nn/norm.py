@@ -35,6 +35,7 @@ def batch_norm(data, gamma, beta, moving_mean, moving_var, axis: int = 1,
     return out, moving_mean, moving_var
 
 
+# Sum and sum of squares in one reduction: the input is read once for mean and variance.
 _sum_and_squares = comm_reducer(
     lambda x, y: (x[0] + y[0], x[1] + y[1]),
     lambda t0, t1: (const(0, t0), const(0, t1)), name="sum_and_squares")
@@ -70,6 +71,7 @@ def layer_norm(data, gamma, beta, axis, epsilon: float = 1e-5):
     def norm(*idx):
         k = tuple(idx[d] for d in kept)
         mean = total[k] / count
+        # E[x^2] - mean^2: the one-pass form the paired reduction above allows.
         var = squares[k] / count - mean * mean
         inner = tuple(idx[d] for d in axes)
         return (data[idx] - mean) * tir_op.rsqrt(var + eps) * gamma[inner] + beta[inner]
@@ -109,6 +111,7 @@ def lrn(data, size: int, axis: int = 1, alpha: float = 0.0001, beta: float = 0.7
 def _power(base, exponent: float):
     """``base ** exponent``, by square roots where the exponent allows (they vectorize;
     ``pow`` is a scalar call per element)."""
+    # x ** 0.75 = sqrt(x) * sqrt(sqrt(x)); the Let computes sqrt(x) once.
     if exponent == 0.75:
         root = Var("root", base.dtype)
         return Let(root, tir_op.sqrt(base), root * tir_op.sqrt(root))

@@ -24,6 +24,7 @@ def _layout_axes(layout: str) -> tuple:
 def _out_extent(size, k, stride, dilation, pad_lo, pad_hi, ceil_mode):
     span = size + pad_lo + pad_hi - ((k - 1) * dilation + 1)
     if ceil_mode:
+        # Ceil mode counts a last window that starts inside the input but runs past its end.
         return (span + stride - 1) // stride + 1
     return span // stride + 1
 
@@ -50,6 +51,7 @@ def pool2d(data, kernel, stride, dilation, padding, pool_type: str = "max",
     before, after = [0] * 4, [0] * 4
     before[h_ax], before[w_ax] = top, left
     after[h_ax], after[w_ax] = bottom + extra_h, right + extra_w
+    # The dtype's lowest value never wins a max; zero adds nothing to a sum.
     pad_value = tir_op.min_value(data.dtype) if pool_type == "max" else const(0, data.dtype)
     padded = data
     if any(before) or any(after):
@@ -78,6 +80,7 @@ def pool2d(data, kernel, stride, dilation, padding, pool_type: str = "max",
     def average(idx):
         count = (_taps(idx[h_ax] * sh - top, kh, dh, *bounds_h)
                  * _taps(idx[w_ax] * sw - left, kw, dw, *bounds_w))
+        # A window lying wholly in the ceil-mode extra padding counts no taps: avoid 0 / 0.
         return pool_sum[idx] / cast(data.dtype, tir_op.max(count, 1))
 
     return ax_compute(out_shape, average, "pool_avg", "elemwise")
