@@ -8,8 +8,8 @@ from .trace import LoopRV
 class ComputeLocationMixin:
     def _block_and_loop(self, block, loop, primitive):
         block = self._as_block_rv(block)
-        func_name, hit = self._block(block, primitive)
-        loop_func, var = self._loop(loop, primitive)
+        func_name, hit = self.state.block(block, primitive)
+        loop_func, var = self.state.loop(loop, primitive)
         return block, func_name, hit.node.block.name_hint, var
 
     def compute_at(self, block, loop: LoopRV, preserve_unit_loops: bool = False,
@@ -22,21 +22,22 @@ class ComputeLocationMixin:
         ``loop`` may be a location drawn by ``sample_compute_location``: its "root"
         leaves the block in place, its "inline" inlines the block."""
         attrs = (("preserve_unit_loops", preserve_unit_loops), ("index", index))
-        where = self._special_location(loop)
+        where = self.state.location(loop)
         if where is not None:
             block = self._as_block_rv(block)
-            func_name, hit = self._block(block, "compute_at")
+            func_name, hit = self.state.block(block, "compute_at")
             new_func = None
             if where == "inline":
-                new_func = inline.compute_inline(self._mod[func_name], hit.node.block.name_hint)
-            self._commit(func_name, new_func, "compute_at",
-                         inputs=(("block", block), ("loop", loop)), attrs=attrs)
+                new_func = inline.compute_inline(self.state.func(func_name),
+                                                 hit.node.block.name_hint)
+            self.state.commit(func_name, new_func, "compute_at",
+                              inputs=(("block", block), ("loop", loop)), attrs=attrs)
             return
         block, func_name, name, var = self._block_and_loop(block, loop, "compute_at")
-        new_func = compute_location.compute_at(self._mod[func_name], name, var,
+        new_func = compute_location.compute_at(self.state.func(func_name), name, var,
                                                preserve_unit_loops, index)
-        self._commit(func_name, new_func, "compute_at", inputs=(("block", block), ("loop", loop)),
-                     attrs=attrs)
+        self.state.commit(func_name, new_func, "compute_at",
+                          inputs=(("block", block), ("loop", loop)), attrs=attrs)
 
     def reverse_compute_at(self, block, loop: LoopRV, preserve_unit_loops: bool = False,
                            index: int = -1) -> None:
@@ -44,23 +45,21 @@ class ComputeLocationMixin:
         ``index`` places it as in ``compute_at``: -1 (default) the last position it may
         take, -2 the first (right after the last producer there), n >= 0 position n."""
         block, func_name, name, var = self._block_and_loop(block, loop, "reverse_compute_at")
-        new_func = compute_location.reverse_compute_at(self._mod[func_name], name, var,
+        new_func = compute_location.reverse_compute_at(self.state.func(func_name), name, var,
                                                        preserve_unit_loops, index)
-        self._commit(func_name, new_func, "reverse_compute_at",
-                     inputs=(("block", block), ("loop", loop)),
-                     attrs=(("preserve_unit_loops", preserve_unit_loops), ("index", index)))
+        self.state.commit(func_name, new_func, "reverse_compute_at",
+                          inputs=(("block", block), ("loop", loop)),
+                          attrs=(("preserve_unit_loops", preserve_unit_loops), ("index", index)))
 
     def decompose_reduction(self, block, loop: LoopRV):
         """Move the init of reduction ``block`` into block ``<name>_init`` before ``loop``;
         the handle then names ``<name>_update``. Returns the init block's handle."""
         block, func_name, name, var = self._block_and_loop(block, loop, "decompose_reduction")
-        new_func = reduction.decompose_reduction(self._mod[func_name], name, var)
-        init_rv = self._new_block_rv(func_name, f"{name}_init")
-        for rv, entry in list(self._rvs.items()):
-            if entry == ("block", func_name, name):
-                self._rvs[rv] = ("block", func_name, f"{name}_update")
-        self._commit(func_name, new_func, "decompose_reduction",
-                     inputs=(("block", block), ("loop", loop)), outputs=(init_rv,))
+        new_func = reduction.decompose_reduction(self.state.func(func_name), name, var)
+        init_rv = self.state.new_block_rv(func_name, f"{name}_init")
+        self.state.commit(func_name, new_func, "decompose_reduction",
+                          inputs=(("block", block), ("loop", loop)), outputs=(init_rv,))
+        self.state.rename_block(func_name, name, f"{name}_update")
         return init_rv
 
 
@@ -74,9 +73,9 @@ class ComputeLocationMixin:
 
     def _inline(self, block, primitive, fn) -> None:
         block = self._as_block_rv(block)
-        func_name, hit = self._block(block, primitive)
-        new_func = fn(self._mod[func_name], hit.node.block.name_hint)
-        self._commit(func_name, new_func, primitive, inputs=(("block", block),))
+        func_name, hit = self.state.block(block, primitive)
+        new_func = fn(self.state.func(func_name), hit.node.block.name_hint)
+        self.state.commit(func_name, new_func, primitive, inputs=(("block", block),))
 
     def cache_read(self, block, read_buffer_index, storage_scope: str, consumer_blocks=None):
         """Stage a buffer the block reads through a copy in ``storage_scope``; returns the
@@ -99,17 +98,17 @@ class ComputeLocationMixin:
 
     def _cache(self, block, index, scope, consumer_blocks, primitive, fn):
         block = self._as_block_rv(block)
-        func_name, hit = self._block(block, primitive)
+        func_name, hit = self.state.block(block, primitive)
         consumers = None
         if consumer_blocks is not None:
-            consumers = [self._block(b, primitive)[1].node.block.name_hint
+            consumers = [self.state.block(b, primitive)[1].node.block.name_hint
                          for b in consumer_blocks]
-        new_func, name = fn(self._mod[func_name], hit.node.block.name_hint, index, scope,
+        new_func, name = fn(self.state.func(func_name), hit.node.block.name_hint, index, scope,
                             consumers)
-        out = self._new_block_rv(func_name, name)
+        out = self.state.new_block_rv(func_name, name)
         arg = "read_buffer_index" if primitive == "cache_read" else "write_buffer_index"
         inputs = (("block", block),) + ((("consumer_blocks", list(consumer_blocks)),)
                                         if consumer_blocks is not None else ())
-        self._commit(func_name, new_func, primitive, inputs=inputs,
-                     attrs=((arg, index), ("storage_scope", scope)), outputs=(out,))
+        self.state.commit(func_name, new_func, primitive, inputs=inputs,
+                          attrs=((arg, index), ("storage_scope", scope)), outputs=(out,))
         return out

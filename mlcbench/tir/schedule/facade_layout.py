@@ -21,60 +21,61 @@ class LayoutMixin:
         transformed: the function then takes it in the new shape. ``pad_value`` is not
         supported (the map must cover the buffer exactly)."""
         block = self._as_block_rv(block)
-        func_name, hit = self._block(block, "transform_layout")
+        func_name, hit = self.state.block(block, "transform_layout")
         if pad_value is not None:
             raise ScheduleError("transform_layout: pad_value is not supported; choose an "
                                 "index map whose extents divide the buffer's shape")
-        func = self._mod[func_name]
+        func = self.state.func(func_name)
         target = pick_buffer(func, "transform_layout", hit.node.block, buffer)
         imap = as_index_map(index_map, target.ndim)
         name = hit.node.block.name_hint
         new_func = layout.transform_layout(func, name, buffer, imap)
         buffer_arg = list(buffer) if isinstance(buffer, tuple) else buffer
-        self._commit(func_name, new_func, "transform_layout", inputs=(("block", block),),
-                     attrs=(("buffer", buffer_arg), ("index_map", imap)))
+        self.state.commit(func_name, new_func, "transform_layout", inputs=(("block", block),),
+                          attrs=(("buffer", buffer_arg), ("index_map", imap)))
 
     def set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
         """Store the ``buffer_index``-th buffer ``block`` writes in ``storage_scope``."""
         block = self._as_block_rv(block)
-        func_name, hit = self._block(block, "set_scope")
-        new_func = layout.set_scope(self._mod[func_name], hit.node.block.name_hint,
+        func_name, hit = self.state.block(block, "set_scope")
+        new_func = layout.set_scope(self.state.func(func_name), hit.node.block.name_hint,
                                     buffer_index, storage_scope)
-        self._commit(func_name, new_func, "set_scope", inputs=(("block", block),),
-                     attrs=(("buffer_index", buffer_index), ("storage_scope", storage_scope)))
+        self.state.commit(func_name, new_func, "set_scope", inputs=(("block", block),),
+                          attrs=(("buffer_index", buffer_index),
+                                 ("storage_scope", storage_scope)))
 
     def storage_align(self, block, buffer_index: int, axis: int, factor: int,
                       offset: int) -> None:
         """Pad the stride of ``axis`` of the written buffer to ``k * factor + offset``
         (recorded as the block annotation ``buffer_dim_align``, honoured by lowering)."""
         block = self._as_block_rv(block)
-        func_name, hit = self._block(block, "storage_align")
-        new_func = layout.storage_align(self._mod[func_name], hit.node.block.name_hint,
+        func_name, hit = self.state.block(block, "storage_align")
+        new_func = layout.storage_align(self.state.func(func_name), hit.node.block.name_hint,
                                         buffer_index, axis, factor, offset)
-        self._commit(func_name, new_func, "storage_align", inputs=(("block", block),),
-                     attrs=(("buffer_index", buffer_index), ("axis", axis),
-                            ("factor", factor), ("offset", offset)))
+        self.state.commit(func_name, new_func, "storage_align", inputs=(("block", block),),
+                          attrs=(("buffer_index", buffer_index), ("axis", axis),
+                                 ("factor", factor), ("offset", offset)))
 
     def rfactor(self, loop, factor_axis: int):
         """Factor the reduction over ``loop`` into block ``<name>_rf`` writing a buffer
         with one more dimension (at ``factor_axis``), then reduce that buffer in the
         original block. Returns the handle of the ``_rf`` block."""
-        func_name, var = self._loop(loop, "rfactor")
-        new_func, rf_name = rfactor_prims.rfactor(self._mod[func_name], var, factor_axis)
-        out = self._new_block_rv(func_name, rf_name)
-        self._commit(func_name, new_func, "rfactor", inputs=(("loop", loop),),
-                     attrs=(("factor_axis", factor_axis),), outputs=(out,))
+        func_name, var = self.state.loop(loop, "rfactor")
+        new_func, rf_name = rfactor_prims.rfactor(self.state.func(func_name), var, factor_axis)
+        out = self.state.new_block_rv(func_name, rf_name)
+        self.state.commit(func_name, new_func, "rfactor", inputs=(("loop", loop),),
+                          attrs=(("factor_axis", factor_axis),), outputs=(out,))
         return out
 
     def blockize(self, target, preserve_unit_iters: bool = True):
         """Wrap the loop nest at loop ``target`` into block ``<name>_o``; returns it.
         ``preserve_unit_iters=False`` leaves loops of extent 1 out of block bindings."""
-        func_name, var = self._loop(target, "blockize")
-        new_func, name = blockize_prims.blockize(self._mod[func_name], var,
+        func_name, var = self.state.loop(target, "blockize")
+        new_func, name = blockize_prims.blockize(self.state.func(func_name), var,
                                                  preserve_unit_iters)
-        out = self._new_block_rv(func_name, name)
-        self._commit(func_name, new_func, "blockize", inputs=(("target", target),),
-                     attrs=(("preserve_unit_iters", preserve_unit_iters),), outputs=(out,))
+        out = self.state.new_block_rv(func_name, name)
+        self.state.commit(func_name, new_func, "blockize", inputs=(("target", target),),
+                          attrs=(("preserve_unit_iters", preserve_unit_iters),), outputs=(out,))
         return out
 
     def tensorize(self, block_or_loop, tensor_intrin: str,
@@ -84,16 +85,16 @@ class LayoutMixin:
         ``preserve_unit_iters`` is passed on to the blockize of a loop."""
         intrin = TensorIntrin.get(tensor_intrin)
         if isinstance(block_or_loop, LoopRV):
-            func_name, var = self._loop(block_or_loop, "tensorize")
-            func, name = blockize_prims.blockize(self._mod[func_name], var,
+            func_name, var = self.state.loop(block_or_loop, "tensorize")
+            func, name = blockize_prims.blockize(self.state.func(func_name), var,
                                                  preserve_unit_iters)
         else:
             block = self._as_block_rv(block_or_loop)
             block_or_loop = block
-            func_name, hit = self._block(block, "tensorize")
-            func, name = self._mod[func_name], hit.node.block.name_hint
+            func_name, hit = self.state.block(block, "tensorize")
+            func, name = self.state.func(func_name), hit.node.block.name_hint
         new_func = tensorize_prims.tensorize(func, name, intrin, tensor_intrin)
-        self._commit(func_name, new_func, "tensorize",
-                     inputs=(("block_or_loop", block_or_loop),),
-                     attrs=(("tensor_intrin", tensor_intrin),
-                            ("preserve_unit_iters", preserve_unit_iters)))
+        self.state.commit(func_name, new_func, "tensorize",
+                          inputs=(("block_or_loop", block_or_loop),),
+                          attrs=(("tensor_intrin", tensor_intrin),
+                                 ("preserve_unit_iters", preserve_unit_iters)))

@@ -67,13 +67,13 @@ class LocationSamplingMixin:
     def sample_compute_location(self, block, decision=None) -> LoopRV:
         """A LoopRV for ``compute_at``: a legal loop, the root (-1) or inline (-2)."""
         block = self._as_block_rv(block)
-        func_name, hit = self._block(block, "sample_compute_location")
-        func, name = self._mod[func_name], hit.node.block.name_hint
+        func_name, hit = self.state.block(block, "sample_compute_location")
+        func, name = self.state.func(func_name), hit.node.block.name_hint
         loops = location_loops(func, name)
         choices = list(range(len(loops))) + [ROOT, INLINE]
         if decision is None:
             order = choices[:]
-            self._rand.shuffle(order)
+            self.state.shuffle(order)
             decision = next(d for d in order if _legal(func, name, d, loops))
         elif decision not in choices or not _legal(func, name, decision, loops):
             legal = [d for d in choices if _legal(func, name, d, loops)]
@@ -82,15 +82,11 @@ class LocationSamplingMixin:
                 f"{name!r}; the choices are {legal} (indices into the loops "
                 f"{[v.name for v in loops]} around its consumers where compute_at is legal, "
                 f"-1 for root, -2 for inline)")
-        out = LoopRV()
         if decision >= 0:
-            self._rvs[out] = ("loop", func_name, loops[decision])
+            out = self.state.new_loop_rv(func_name, loops[decision])
         else:
-            self._rvs[out] = ("location", func_name, "root" if decision == ROOT else "inline")
-        self._commit(func_name, None, "sample_compute_location", inputs=(("block", block),),
-                     outputs=(out,), decision=int(decision))
+            out = self.state.new_location_rv(func_name,
+                                              "root" if decision == ROOT else "inline")
+        self.state.commit(func_name, None, "sample_compute_location", inputs=(("block", block),),
+                          outputs=(out,), decision=int(decision))
         return out
-
-    def _special_location(self, loop):
-        entry = self._rvs.get(loop) if isinstance(loop, LoopRV) else None
-        return entry[2] if entry is not None and entry[0] == "location" else None

@@ -22,13 +22,11 @@ def _buffers(regions) -> set:
 class LookupMixin:
     def get_block(self, name: str, func_name: str | None = None) -> BlockRV:
         """The handle of the block called ``name``."""
-        func_name = func_name or self._default_func()
-        if func_name not in self._mod:
-            raise ScheduleError(f"get_block: no function {func_name!r} in the module")
-        find_block(self._mod[func_name], name, "get_block")
-        rv = self._new_block_rv(func_name, name)
-        self._commit(func_name, None, "get_block", attrs=(("name", name),
-                     ("func_name", func_name)), outputs=(rv,))
+        func_name = func_name or self.state.default_func()
+        find_block(self.state.func(func_name, "get_block"), name, "get_block")
+        rv = self.state.new_block_rv(func_name, name)
+        self.state.commit(func_name, None, "get_block", attrs=(("name", name),
+                          ("func_name", func_name)), outputs=(rv,))
         return rv
 
     def _as_block_rv(self, block):
@@ -37,32 +35,32 @@ class LookupMixin:
     def get_loops(self, block) -> list:
         """Handles of the loops above ``block`` (outermost first) up to its scope block."""
         block = self._as_block_rv(block)
-        func_name, hit = self._block(block, "get_loops")
-        outs = [self._new_loop_rv(func_name, loop.loop_var) for loop in hit.loops()]
-        self._commit(func_name, None, "get_loops", inputs=(("block", block),), outputs=outs)
+        func_name, hit = self.state.block(block, "get_loops")
+        outs = [self.state.new_loop_rv(func_name, loop.loop_var) for loop in hit.loops()]
+        self.state.commit(func_name, None, "get_loops", inputs=(("block", block),), outputs=outs)
         return outs
 
     def get_child_blocks(self, block_or_loop) -> list:
         """Blocks directly below a block or a loop (not those nested in them)."""
         if isinstance(block_or_loop, LoopRV):
-            func_name, _ = self._loop(block_or_loop, "get_child_blocks")
-            root = self._loop_node(block_or_loop, "get_child_blocks")
+            func_name, _ = self.state.loop(block_or_loop, "get_child_blocks")
+            root = self.state.loop_node(block_or_loop, "get_child_blocks")
         else:
             block_or_loop = self._as_block_rv(block_or_loop)
-            func_name, hit = self._block(block_or_loop, "get_child_blocks")
+            func_name, hit = self.state.block(block_or_loop, "get_child_blocks")
             root = hit.node
         names = [r.block.name_hint for r in child_block_realizes(root)]
         return self._record_blocks("get_child_blocks", func_name, block_or_loop, names,
                                    "block_or_loop")
 
     def _record_blocks(self, kind, func_name, source, names, arg="block"):
-        outs = [self._new_block_rv(func_name, n) for n in names]
-        self._commit(func_name, None, kind, inputs=((arg, source),), outputs=outs)
+        outs = [self.state.new_block_rv(func_name, n) for n in names]
+        self.state.commit(func_name, None, kind, inputs=((arg, source),), outputs=outs)
         return outs
 
     def _siblings(self, block, primitive):
         block = self._as_block_rv(block)
-        func_name, hit = self._block(block, primitive)
+        func_name, hit = self.state.block(block, primitive)
         scope = hit.scope_block()
         others = [r.block for r in child_block_realizes(scope.body) if r is not hit.node]
         return block, func_name, hit.node.block, others
@@ -84,20 +82,19 @@ class LoopMixin:
     def split(self, loop, factors, preserve_unit_iters: bool = True) -> list:
         """Split ``loop`` by ``factors`` (one may be None); returns the new loops.
         ``preserve_unit_iters=False`` leaves loops of extent 1 out of block bindings."""
-        func_name, var = self._loop(loop, "split")
+        func_name, var = self.state.loop(loop, "split")
         if not isinstance(factors, (list, tuple)):
             raise ScheduleError(f"split: argument 'factors': expected a list of positive "
                                 f"integers or None, found {type(factors).__name__} {factors!r}")
-        values = [self._value(f) for f in factors]
-        new_func, new_vars = loop_prims.split(self._mod[func_name], var, values,
+        values = [self.state.value(f, "split") for f in factors]
+        new_func, new_vars = loop_prims.split(self.state.func(func_name), var, values,
                                               preserve_unit_iters)
-        outs = [self._new_loop_rv(func_name, v) for v in new_vars]
+        outs = [self.state.new_loop_rv(func_name, v) for v in new_vars]
         # numpy integers are recorded as ints so the trace prints and serializes plainly
         recorded = [int(f) if isinstance(f, numbers.Integral) else f for f in factors]
-        self._commit(func_name, new_func, "split", inputs=(("loop", loop),
-                     ("factors", recorded)), attrs=(("preserve_unit_iters",
-                                                          preserve_unit_iters),),
-                     outputs=outs)
+        self.state.commit(func_name, new_func, "split",
+                          inputs=(("loop", loop), ("factors", recorded)),
+                          attrs=(("preserve_unit_iters", preserve_unit_iters),), outputs=outs)
         return outs
 
     def fuse(self, *loops, preserve_unit_iters: bool = True) -> LoopRV:
@@ -105,45 +102,45 @@ class LoopMixin:
         of extent 1 out of block bindings."""
         if len(loops) == 1 and isinstance(loops[0], (list, tuple)):
             loops = tuple(loops[0])
-        resolved = [self._loop(lp, "fuse") for lp in loops]
+        resolved = [self.state.loop(lp, "fuse") for lp in loops]
         func_name = resolved[0][0]
-        new_func, var = loop_prims.fuse(self._mod[func_name], [v for _, v in resolved],
+        new_func, var = loop_prims.fuse(self.state.func(func_name), [v for _, v in resolved],
                                         preserve_unit_iters)
-        out = self._new_loop_rv(func_name, var)
-        self._commit(func_name, new_func, "fuse", inputs=(("*loops", list(loops)),),
-                     attrs=(("preserve_unit_iters", preserve_unit_iters),), outputs=(out,))
+        out = self.state.new_loop_rv(func_name, var)
+        self.state.commit(func_name, new_func, "fuse", inputs=(("*loops", list(loops)),),
+                          attrs=(("preserve_unit_iters", preserve_unit_iters),), outputs=(out,))
         return out
 
     def reorder(self, *loops) -> None:
         """Reorder loops of one perfect nesting chain into the given order."""
         if len(loops) == 1 and isinstance(loops[0], (list, tuple)):
             loops = tuple(loops[0])
-        resolved = [self._loop(lp, "reorder") for lp in loops]
+        resolved = [self.state.loop(lp, "reorder") for lp in loops]
         func_name = resolved[0][0]
-        new_func = loop_prims.reorder(self._mod[func_name], [v for _, v in resolved])
-        self._commit(func_name, new_func, "reorder", inputs=(("*loops", list(loops)),))
+        new_func = loop_prims.reorder(self.state.func(func_name), [v for _, v in resolved])
+        self.state.commit(func_name, new_func, "reorder", inputs=(("*loops", list(loops)),))
 
     def add_unit_loop(self, block_or_loop) -> LoopRV:
         """Put a loop of extent 1 above a block or a loop."""
         if isinstance(block_or_loop, LoopRV):
-            func_name, var = self._loop(block_or_loop, "add_unit_loop")
-            new_func, unit = loop_prims.add_unit_loop(self._mod[func_name], loop_var=var)
+            func_name, var = self.state.loop(block_or_loop, "add_unit_loop")
+            new_func, unit = loop_prims.add_unit_loop(self.state.func(func_name), loop_var=var)
         else:
             block_or_loop = self._as_block_rv(block_or_loop)
-            func_name, hit = self._block(block_or_loop, "add_unit_loop")
-            new_func, unit = loop_prims.add_unit_loop(self._mod[func_name],
+            func_name, hit = self.state.block(block_or_loop, "add_unit_loop")
+            new_func, unit = loop_prims.add_unit_loop(self.state.func(func_name),
                                                       block_name=hit.node.block.name_hint)
-        out = self._new_loop_rv(func_name, unit)
-        self._commit(func_name, new_func, "add_unit_loop",
-                     inputs=(("block_or_loop", block_or_loop),), outputs=(out,))
+        out = self.state.new_loop_rv(func_name, unit)
+        self.state.commit(func_name, new_func, "add_unit_loop",
+                          inputs=(("block_or_loop", block_or_loop),), outputs=(out,))
         return out
 
 
 class AnnotateMixin:
     def _set_kind(self, loop, kind: ForKind, primitive: str) -> None:
-        func_name, var = self._loop(loop, primitive)
-        new_func = ann_prims.set_loop_kind(self._mod[func_name], var, kind, primitive)
-        self._commit(func_name, new_func, primitive, inputs=(("loop", loop),))
+        func_name, var = self.state.loop(loop, primitive)
+        new_func = ann_prims.set_loop_kind(self.state.func(func_name), var, kind, primitive)
+        self.state.commit(func_name, new_func, primitive, inputs=(("loop", loop),))
 
     def parallel(self, loop) -> None:
         """Run the iterations of ``loop`` on several threads."""
@@ -159,29 +156,31 @@ class AnnotateMixin:
 
     def bind(self, loop, thread_axis: str) -> None:
         """Bind ``loop`` to a GPU thread axis such as ``"threadIdx.x"``."""
-        func_name, var = self._loop(loop, "bind")
-        new_func = ann_prims.bind(self._mod[func_name], var, thread_axis)
-        self._commit(func_name, new_func, "bind", inputs=(("loop", loop),),
-                     attrs=(("thread_axis", thread_axis),))
+        func_name, var = self.state.loop(loop, "bind")
+        new_func = ann_prims.bind(self.state.func(func_name), var, thread_axis)
+        self.state.commit(func_name, new_func, "bind", inputs=(("loop", loop),),
+                          attrs=(("thread_axis", thread_axis),))
 
     def _annotation_target(self, block_or_loop, primitive):
         if isinstance(block_or_loop, LoopRV):
-            func_name, var = self._loop(block_or_loop, primitive)
+            func_name, var = self.state.loop(block_or_loop, primitive)
             return func_name, {"loop_var": var}
-        func_name, hit = self._block(block_or_loop, primitive)
+        func_name, hit = self.state.block(block_or_loop, primitive)
         return func_name, {"block_name": hit.node.block.name_hint}
 
     def annotate(self, block_or_loop, ann_key: str, ann_val) -> None:
         """Attach ``ann_key: ann_val`` to a block or loop."""
         func_name, where = self._annotation_target(block_or_loop, "annotate")
-        value = self._value(ann_val)
-        new_func = ann_prims.annotate(self._mod[func_name], ann_key, value, **where)
-        self._commit(func_name, new_func, "annotate", inputs=(("block_or_loop", block_or_loop),),
-                     attrs=(("ann_key", ann_key), ("ann_val", ann_val)))
+        value = self.state.value(ann_val, "annotate")
+        new_func = ann_prims.annotate(self.state.func(func_name), ann_key, value, **where)
+        self.state.commit(func_name, new_func, "annotate",
+                          inputs=(("block_or_loop", block_or_loop),),
+                          attrs=(("ann_key", ann_key), ("ann_val", ann_val)))
 
     def unannotate(self, block_or_loop, ann_key: str) -> None:
         """Remove the annotation ``ann_key`` from a block or loop."""
         func_name, where = self._annotation_target(block_or_loop, "unannotate")
-        new_func = ann_prims.unannotate(self._mod[func_name], ann_key, **where)
-        self._commit(func_name, new_func, "unannotate",
-                     inputs=(("block_or_loop", block_or_loop),), attrs=(("ann_key", ann_key),))
+        new_func = ann_prims.unannotate(self.state.func(func_name), ann_key, **where)
+        self.state.commit(func_name, new_func, "unannotate",
+                          inputs=(("block_or_loop", block_or_loop),),
+                          attrs=(("ann_key", ann_key),))
