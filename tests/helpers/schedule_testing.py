@@ -77,3 +77,139 @@ def course_matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] += A[vi, vk] * B[vj, vk]
+
+
+# -- input programs shared by the primitive tests ------------------------------------
+# Factories take the shape so each test keeps its own sizes; the loop, block and buffer
+# names are fixed because the tests' expected programs and traces name them.
+
+def make_matmul(rows, cols, inner):
+    """``C = A @ B`` (A: rows x inner) in one reduction block "C" under loops i, j, k."""
+    @T.prim_func
+    def matmul(A: T.Buffer((rows, inner), "float32"), B: T.Buffer((inner, cols), "float32"),
+               C: T.Buffer((rows, cols), "float32")):
+        for i, j, k in T.grid(rows, cols, inner):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    return matmul
+
+
+def make_mm_relu(rows, cols, inner):
+    """``C = relu(A @ B)`` through an intermediate ``Y`` (blocks "Y" and "C")."""
+    @T.prim_func
+    def mm_relu(A: T.Buffer((rows, inner), "float32"), B: T.Buffer((inner, cols), "float32"),
+                C: T.Buffer((rows, cols), "float32")):
+        Y = T.alloc_buffer((rows, cols))
+        for i, j, k in T.grid(rows, cols, inner):
+            with T.block("Y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for i, j in T.grid(rows, cols):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+    return mm_relu
+
+
+def make_scale_add(rows, cols):
+    """``B = A * 2`` (block "B") then ``C = B + 1`` (block "C"), each in its own i, j nest."""
+    @T.prim_func
+    def scale_add(A: T.Buffer((rows, cols), "float32"), C: T.Buffer((rows, cols), "float32")):
+        B = T.alloc_buffer((rows, cols))
+        for i, j in T.grid(rows, cols):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for i, j in T.grid(rows, cols):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+    return scale_add
+
+
+def make_row_sum(rows, cols):
+    """``B[i] = sum_k A[i, k]`` in one reduction block "B" under loops i, k."""
+    @T.prim_func
+    def row_sum(A: T.Buffer((rows, cols), "float32"), B: T.Buffer((rows,), "float32")):
+        for i, k in T.grid(rows, cols):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+    return row_sum
+
+
+def make_row_sum_then_scale(rows, cols):
+    """A row sum into ``B`` (block "B", a reduction producer), then ``C = B * 2`` (block "C")."""
+    @T.prim_func
+    def row_sum_then_scale(A: T.Buffer((rows, cols), "float32"), C: T.Buffer((rows,), "float32")):
+        B = T.alloc_buffer((rows,))
+        for i, k in T.grid(rows, cols):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+        for i in range(rows):
+            with T.block("C"):
+                vi = T.axis.spatial(rows, i)
+                C[vi] = B[vi] * T.float32(2)
+    return row_sum_then_scale
+
+
+def make_add_one(n):
+    """``B = A + 1`` over one loop ``i`` (block "B")."""
+    @T.prim_func
+    def add_one(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                B[vi] = A[vi] + T.float32(1)
+    return add_one
+
+
+def make_add_one_2d(rows, cols):
+    """``B = A + 1`` over loops i, j (block "B")."""
+    @T.prim_func
+    def add_one(A: T.Buffer((rows, cols), "float32"), B: T.Buffer((rows, cols), "float32")):
+        for i, j in T.grid(rows, cols):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+    return add_one
+
+
+# Producer and consumer already share the row loop; "C" reads only the even rows of B,
+# so a copy of B made for one row does not cover its reader.
+@T.prim_func
+def reads_even_row(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((16, 8))
+    for i in range(16):
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi // 2 * 2, vj]
+
+
+# Two nests under one row loop that write the same buffer: "C" updates what "B" wrote.
+@T.prim_func
+def two_nests(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
+    for i in range(16):
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = B[vi, vj] + T.float32(1)

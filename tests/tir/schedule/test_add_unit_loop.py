@@ -1,14 +1,9 @@
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric
+from helpers.schedule_testing import check_after, check_numeric, make_add_one
 
 
-@T.prim_func
-def add_one(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
-    for i in range(16):
-        with T.block("B"):
-            vi = T.axis.spatial(16, i)
-            B[vi] = A[vi] + T.float32(1)
+add_one = make_add_one(16)
 
 
 @T.prim_func

@@ -2,18 +2,11 @@ import pytest
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused, course_matmul
+from helpers.schedule_testing import (check_after, check_numeric, check_refused, course_matmul,
+                                      make_matmul)
 
 
-@T.prim_func
-def matmul(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32, 64), "float32"),
-           C: T.Buffer((16, 64), "float32")):
-    for i, j, k in T.grid(16, 64, 32):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(16, 64, 32)
 
 
 @T.prim_func

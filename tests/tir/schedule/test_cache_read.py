@@ -1,17 +1,11 @@
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import (check_after, check_numeric, check_refused,
+                                      check_trace_roundtrip, make_matmul, make_scale_add,
+                                      reads_even_row)
 
 
-@T.prim_func
-def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 8), "float32"),
-           C: T.Buffer((16, 8), "float32")):
-    for i, j, k in T.grid(16, 8, 8):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(16, 8, 8)
 
 
 @T.prim_func
@@ -50,17 +44,7 @@ def test_cache_read_refuses_unknown_index():
                   r"has no read buffer 5; its read buffers are \['A', 'B'\]")
 
 
-@T.prim_func
-def two_stage(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
-    B = T.alloc_buffer((16, 8))
-    for i, j in T.grid(16, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+two_stage = make_scale_add(16, 8)
 
 
 @T.prim_func
@@ -106,20 +90,6 @@ def test_cache_read_then_compute_at_is_the_tiling_flow():
     assert [sch.get(lp).loop_var.name for lp in loops[:3]] == ["i_0", "j", "k"]
     check_trace_roundtrip(matmul, sch)
     check_numeric(sch.mod["main"], lambda a, b, c: a @ b)
-
-
-@T.prim_func
-def reads_even_row(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
-    B = T.alloc_buffer((16, 8))
-    for i in range(16):
-        for j in range(8):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A[vi, vj] * T.float32(2)
-        for j in range(8):
-            with T.block("C"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                C[vi, vj] = B[vi // 2 * 2, vj]
 
 
 def test_cache_read_refuses_when_the_copy_would_not_cover_the_readers():

@@ -1,18 +1,12 @@
 import numpy as np
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import (check_after, check_numeric, check_refused,
+                                      check_trace_roundtrip, make_matmul, make_scale_add,
+                                      reads_even_row)
 
 
-@T.prim_func
-def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 8), "float32"),
-           C: T.Buffer((16, 8), "float32")):
-    for i, j, k in T.grid(16, 8, 8):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(16, 8, 8)
 
 
 @T.prim_func
@@ -60,17 +54,7 @@ def test_cache_write_after_reverse_compute_at_copies_inside_the_shared_loop():
     check_numeric(sch.mod["main"], lambda a, b, c: a @ b)
 
 
-@T.prim_func
-def two_stage(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
-    B = T.alloc_buffer((16, 8))
-    for i, j in T.grid(16, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+two_stage = make_scale_add(16, 8)
 
 
 @T.prim_func
@@ -114,20 +98,6 @@ def test_cache_write_consumer_blocks_read_the_cache():
     assert [r.buffer.name for r in reads] == ["B_local"]
     check_trace_roundtrip(two_stage, sch)
     check_numeric(sch.mod["main"], lambda a, c: a * 2 + 1)
-
-
-@T.prim_func
-def reads_even_row(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
-    B = T.alloc_buffer((16, 8))
-    for i in range(16):
-        for j in range(8):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A[vi, vj] * T.float32(2)
-        for j in range(8):
-            with T.block("C"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                C[vi, vj] = B[vi // 2 * 2, vj]
 
 
 def test_cache_write_readers_of_the_original_see_earlier_copies():

@@ -2,20 +2,12 @@ import pytest
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import (check_after, check_numeric, check_refused,
+                                      check_trace_roundtrip, make_matmul, make_mm_relu,
+                                      make_scale_add)
 
 
-@T.prim_func
-def scale_add(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
-    B = T.alloc_buffer((16, 8))
-    for i, j in T.grid(16, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+scale_add = make_scale_add(16, 8)
 
 
 @T.prim_func
@@ -47,20 +39,7 @@ def test_compute_at_tile_of_consumer():
     check_numeric(sch.mod["main"], lambda a, c: a * 2 + 1)
 
 
-@T.prim_func
-def matmul_relu(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
-                C: T.Buffer((8, 8), "float32")):
-    Y = T.alloc_buffer((8, 8))
-    for i, j, k in T.grid(8, 8, 8):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(8, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+matmul_relu = make_mm_relu(8, 8, 8)
 
 
 def test_compute_at_reduction_producer_keeps_full_reduction():
@@ -82,15 +61,7 @@ def test_compute_at_refuses_loop_before_the_block():
 import numpy as np  # noqa: E402
 
 
-@T.prim_func
-def matmul_small(A: T.Buffer((12, 8), "float32"), B: T.Buffer((8, 6), "float32"),
-                 C: T.Buffer((12, 6), "float32")):
-    for i, j, k in T.grid(12, 6, 8):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul_small = make_matmul(12, 6, 8)
 
 
 def test_compute_at_refuses_an_init_under_a_loop_its_reduction_spans():

@@ -1,19 +1,10 @@
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused
+from helpers.schedule_testing import (check_after, check_numeric, check_refused,
+                                      make_row_sum_then_scale, make_scale_add)
 
 
-@T.prim_func
-def scale_add(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
-    B = T.alloc_buffer((16, 8))
-    for i, j in T.grid(16, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+scale_add = make_scale_add(16, 8)
 
 
 @T.prim_func
@@ -60,19 +51,7 @@ def test_compute_inline_refuses_output_block():
     assert 'with T.block("C"):  # <-- here' in str(err)
 
 
-@T.prim_func
-def row_sum_then_scale(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16,), "float32")):
-    B = T.alloc_buffer((16,))
-    for i, k in T.grid(16, 8):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-    for i in range(16):
-        with T.block("C"):
-            vi = T.axis.spatial(16, i)
-            C[vi] = B[vi] * T.float32(2)
+row_sum_then_scale = make_row_sum_then_scale(16, 8)
 
 
 def test_compute_inline_refuses_reduction():

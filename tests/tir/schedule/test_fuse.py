@@ -2,7 +2,8 @@ import pytest
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused
+from helpers.schedule_testing import (check_after, check_numeric, check_refused, make_matmul,
+                                      two_nests)
 
 
 @T.prim_func
@@ -23,19 +24,6 @@ def scale_fused(A: T.Buffer((16, 8, 4), "float32"), B: T.Buffer((16, 8, 4), "flo
             T.reads(A[vi, vj, vk])
             T.writes(B[vi, vj, vk])
             B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
-
-
-@T.prim_func
-def two_nests(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
-    for i in range(16):
-        for j in range(8):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A[vi, vj]
-        for j in range(8):
-            with T.block("C"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = B[vi, vj] + T.float32(1)
 
 
 def test_fuse_three_loops():
@@ -60,15 +48,7 @@ def test_fuse_refuses_a_single_loop():
     check_refused(sch, lambda s: s.fuse(i), "at least two loops")
 
 
-@T.prim_func
-def matmul(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 16), "float32"),
-           C: T.Buffer((8, 16), "float32")):
-    for i, j, k in T.grid(8, 16, 12):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(8, 16, 12)
 
 
 def test_fused_loop_inside_reduction_loop_builds_correctly():

@@ -2,18 +2,10 @@ import numpy as np
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused
+from helpers.schedule_testing import check_after, check_numeric, check_refused, make_matmul
 
 
-@T.prim_func
-def matmul(A: T.Buffer((16, 12), "float32"), B: T.Buffer((12, 8), "float32"),
-           C: T.Buffer((16, 8), "float32")):
-    for i, j, k in T.grid(16, 8, 12):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(16, 8, 12)
 
 
 @T.prim_func

@@ -2,20 +2,12 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from mlcbench.script import tir as T
 from mlcbench.tir import ForKind, IterType, Schedule, ScheduleError
-from helpers.schedule_testing import check_numeric, check_trace_roundtrip
+from helpers.schedule_testing import (check_numeric, check_trace_roundtrip, make_matmul,
+                                      make_mm_relu)
 
 
-@T.prim_func
-def matmul(A: T.Buffer((12, 8), "float32"), B: T.Buffer((8, 6), "float32"),
-           C: T.Buffer((12, 6), "float32")):
-    for i, j, k in T.grid(12, 6, 8):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(12, 6, 8)
 
 
 def apply_step(sch, step, draw_index):
@@ -52,20 +44,7 @@ def test_random_loop_schedules_match_numpy(steps):
     check_trace_roundtrip(matmul, sch)
 
 
-@T.prim_func
-def mm_relu(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 16), "float32"),
-            C: T.Buffer((8, 16), "float32")):
-    Y = T.alloc_buffer((8, 16))
-    for i, j, k in T.grid(8, 16, 12):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(8, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+mm_relu = make_mm_relu(8, 16, 12)
 
 
 def try_step(sch, action):

@@ -1,17 +1,10 @@
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused
+from helpers.schedule_testing import (check_after, check_numeric, check_refused, make_matmul,
+                                      two_nests)
 
 
-@T.prim_func
-def matmul(A: T.Buffer((16, 12), "float32"), B: T.Buffer((12, 8), "float32"),
-           C: T.Buffer((16, 8), "float32")):
-    for i, j, k in T.grid(16, 8, 12):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(16, 8, 12)
 
 
 @T.prim_func
@@ -55,19 +48,6 @@ def test_reorder_refuses_duplicate_loops():
     sch = Schedule(matmul)
     i, j, _ = sch.get_loops("C")
     check_refused(sch, lambda s: s.reorder(i, j, i), "appears twice")
-
-
-@T.prim_func
-def two_nests(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
-    for i in range(16):
-        for j in range(8):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A[vi, vj]
-        for j in range(8):
-            with T.block("C"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = B[vi, vj] + T.float32(1)
 
 
 def test_reorder_refuses_loops_of_different_chains_and_non_loop_between():

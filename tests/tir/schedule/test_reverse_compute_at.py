@@ -2,20 +2,11 @@ import pytest
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import (check_after, check_numeric, check_refused,
+                                      check_trace_roundtrip, make_scale_add)
 
 
-@T.prim_func
-def scale_add(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
-    B = T.alloc_buffer((16, 8))
-    for i, j in T.grid(16, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+scale_add = make_scale_add(16, 8)
 
 
 @T.prim_func

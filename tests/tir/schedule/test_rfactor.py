@@ -2,17 +2,10 @@ import numpy as np
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused
+from helpers.schedule_testing import check_after, check_numeric, check_refused, make_row_sum
 
 
-@T.prim_func
-def rowsum(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
-    for i, k in T.grid(16, 64):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
+rowsum = make_row_sum(16, 64)
 
 
 @T.prim_func

@@ -1,16 +1,10 @@
 from collections import Counter
 
-from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_refused, check_trace_roundtrip
+from helpers.schedule_testing import check_refused, check_trace_roundtrip, make_add_one
 
 
-@T.prim_func
-def add_one(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
-    for i in range(64):
-        with T.block("B"):
-            vi = T.axis.spatial(64, i)
-            B[vi] = A[vi] + T.float32(1)
+add_one = make_add_one(64)
 
 
 def test_categorical_follows_probabilities_and_replays():

@@ -3,20 +3,11 @@ from hypothesis import given, settings, strategies as st
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError
-from helpers.schedule_testing import check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import (check_numeric, check_refused, check_trace_roundtrip,
+                                      make_row_sum_then_scale, make_scale_add)
 
 
-@T.prim_func
-def two_steps(A: T.Buffer((32, 16), "float32"), C: T.Buffer((32, 16), "float32")):
-    B = T.alloc_buffer((32, 16))
-    for i, j in T.grid(32, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(32, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+two_steps = make_scale_add(32, 16)
 
 
 @T.prim_func
@@ -87,19 +78,7 @@ def test_candidates_are_the_loops_around_the_consumers():
     assert location_loops(two_steps, "C") == []          # no consumer
 
 
-@T.prim_func
-def row_sums_doubled(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((8,))
-    for i, k in T.grid(8, 16):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-    for i in range(8):
-        with T.block("C"):
-            vi = T.axis.spatial(8, i)
-            C[vi] = B[vi] * T.float32(2)
+row_sums_doubled = make_row_sum_then_scale(8, 16)
 
 
 def test_a_decision_outside_the_candidates_is_refused_with_the_legal_choices():

@@ -1,16 +1,11 @@
 import pytest
 
-from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError
-from helpers.schedule_testing import check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import (check_numeric, check_refused, check_trace_roundtrip,
+                                      make_add_one_2d)
 
 
-@T.prim_func
-def add_one(A: T.Buffer((64, 48), "float32"), B: T.Buffer((64, 48), "float32")):
-    for i, j in T.grid(64, 48):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] + T.float32(1)
+add_one = make_add_one_2d(64, 48)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -6,14 +6,10 @@ import pytest
 from mlcbench.script import tir as T
 from mlcbench.ir import assert_structural_equal
 from mlcbench.tir import Schedule, ScheduleError, Trace
+from helpers.schedule_testing import make_add_one_2d
 
 
-@T.prim_func
-def add_one(A: T.Buffer((64, 32), "float32"), B: T.Buffer((64, 32), "float32")):
-    for i, j in T.grid(64, 32):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] + T.float32(1)
+add_one = make_add_one_2d(64, 32)
 
 
 def test_copy_is_independent_and_shares_handles():

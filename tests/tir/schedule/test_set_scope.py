@@ -1,19 +1,9 @@
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused
+from helpers.schedule_testing import check_after, check_numeric, check_refused, make_scale_add
 
 
-@T.prim_func
-def two_steps(A: T.Buffer((32, 16), "float32"), C: T.Buffer((32, 16), "float32")):
-    B = T.alloc_buffer((32, 16))
-    for i, j in T.grid(32, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(32, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+two_steps = make_scale_add(32, 16)
 
 
 @T.prim_func

@@ -2,19 +2,11 @@
 measured; the bound here is generous so a loaded CI machine does not flake)."""
 import time
 
-from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
+from helpers.schedule_testing import make_matmul
 
 
-@T.prim_func
-def matmul(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-           C: T.Buffer((128, 128), "float32")):
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(128, 128, 128)
 
 
 def apply_and_print():

@@ -6,7 +6,8 @@ from hypothesis import given, settings, strategies as st
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError
-from helpers.schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import (check_after, check_numeric, check_refused,
+                                      check_trace_roundtrip, make_add_one, make_matmul)
 
 
 @T.prim_func
@@ -91,15 +92,7 @@ def test_split_loop_handle_is_gone_afterwards():
     check_refused(sch, lambda s: s.split(j, factors=[None, 2]), "no longer in the function")
 
 
-@T.prim_func
-def matmul64(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
-             C: T.Buffer((64, 64), "float32")):
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul64 = make_matmul(64, 64, 64)
 
 
 @pytest.mark.parametrize("factors, match", [
@@ -140,12 +133,7 @@ def test_split_accepts_numpy_integers_and_records_plain_ints():
     check_trace_roundtrip(matmul64, sch)
 
 
-@T.prim_func
-def add_one_100(A: T.Buffer((100,), "float32"), B: T.Buffer((100,), "float32")):
-    for i in range(100):
-        with T.block("B"):
-            vi = T.axis.spatial(100, i)
-            B[vi] = A[vi] + T.float32(1)
+add_one_100 = make_add_one(100)
 
 
 _factor = st.one_of(st.none(), st.integers(-2, 300), st.sampled_from([2**31 - 1, 2**31, 2**40]))

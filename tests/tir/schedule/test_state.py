@@ -134,3 +134,15 @@ def test_private_read_check_catches_a_planted_read(tmp_path):
     planted.write_text("class M:\n    def f(self):\n        return self._mod, self.state._rvs\n")
     assert _private_reads(planted, _facade_helpers()) == [
         "facade_planted.py:3: self._mod", "facade_planted.py:3: self.state._rvs"]
+
+
+def test_each_method_is_defined_once():
+    # with two definitions, which one runs would depend on the order of the base classes
+    owners = {}
+    for path in FACADE_FILES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                for f in node.body:
+                    if isinstance(f, ast.FunctionDef) and f.name != "__init__":
+                        owners.setdefault(f.name, []).append(f"{path.name}:{node.name}")
+    assert {name: where for name, where in owners.items() if len(where) > 1} == {}

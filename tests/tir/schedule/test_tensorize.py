@@ -2,19 +2,12 @@ import pytest
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule, ScheduleError, TensorIntrin
-from helpers.schedule_testing import check_after, check_numeric, check_refused, check_trace_roundtrip
+from helpers.schedule_testing import (check_after, check_numeric, check_refused,
+                                      check_trace_roundtrip, make_add_one_2d, make_matmul)
 from helpers.schedule_testing import course_matmul
 
 
-@T.prim_func
-def matmul(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32, 64), "float32"),
-           C: T.Buffer((16, 64), "float32")):
-    for i, j, k in T.grid(16, 64, 32):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(16, 64, 32)
 
 
 @T.prim_func
@@ -65,12 +58,7 @@ def add4_impl(a: T.handle, b: T.handle):
             B[i] = A[i] + T.float32(1)
 
 
-@T.prim_func
-def add_one(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    for i, j in T.grid(8, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] + T.float32(1)
+add_one = make_add_one_2d(8, 8)
 
 
 def _tiled(split=16):

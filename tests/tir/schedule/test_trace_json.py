@@ -4,19 +4,11 @@ import pytest
 
 from mlcbench import tir
 from mlcbench.ir import MLCBenchError, ScheduleError
-from mlcbench.script import tir as T
 from mlcbench.tir.schedule.trace import Trace
+from helpers.schedule_testing import make_matmul
 
 
-@T.prim_func
-def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 64), "float32"),
-           C: T.Buffer((16, 64), "float32")):
-    for i, j, k in T.grid(16, 64, 8):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(16, 64, 8)
 
 
 def _layout_trace(index_map: str) -> dict:

@@ -2,15 +2,11 @@ from hypothesis import given, settings, strategies as st
 
 from mlcbench.script import from_source, tir as T
 from mlcbench.tir import Schedule
-from helpers.schedule_testing import check_after, check_numeric, check_refused
+from helpers.schedule_testing import (check_after, check_numeric, check_refused,
+                                      make_add_one_2d, make_row_sum)
 
 
-@T.prim_func
-def add_one(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
-    for i, j in T.grid(16, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] + T.float32(1)
+add_one = make_add_one_2d(16, 8)
 
 
 @T.prim_func
@@ -24,14 +20,7 @@ def add_one_vectorized(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "fl
                 B[vi, vj] = A[vi, vj] + T.float32(1)
 
 
-@T.prim_func
-def row_sum(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16,), "float32")):
-    for i, k in T.grid(16, 8):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
+row_sum = make_row_sum(16, 8)
 
 
 def test_vectorize_inner_loop():
