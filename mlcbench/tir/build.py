@@ -1,7 +1,8 @@
 """``build``: TensorIR in, a runtime Module of compiled functions out (TVM's ``tvm.build``).
 
 It lives with the tensor-IR passes (below the graph IR) so that ``relax.build`` can
-compile its kernels with it; ``mlcbench.build`` and ``mlcbench.driver.build`` re-export it.
+compile its kernels with it; ``mlcbench.build`` (:mod:`mlcbench.driver.build`) calls it
+after turning a te schedule or a ``tir.Schedule`` into PrimFuncs.
 
 Example::
 
