@@ -47,6 +47,18 @@ MAX_RUN_SECS = 1e10
 """``run_secs`` recorded for a candidate that failed to build or run (as in TVM)."""
 
 
+def check_module_equality(module_equality, where: str) -> str:
+    """``module_equality`` as TVM spells it; only ``"structural"`` is supported, because
+    workloads are filed under their structural hash. TVM's ``"ignore-ndarray"`` and
+    ``"anchor-block"`` would share records between modules this database keeps apart,
+    so they are refused rather than treated as ``"structural"``."""
+    if module_equality != "structural":
+        raise TuningError(f"{where}: module_equality must be 'structural' (workloads are "
+                          f"identified by their structural hash), found {module_equality!r};"
+                          " 'ignore-ndarray' and 'anchor-block' are not supported")
+    return module_equality
+
+
 def as_ir_module(mod) -> IRModule:
     """A PrimFunc becomes ``IRModule({"main": func})``; an IRModule stays as it is."""
     if isinstance(mod, PrimFunc):
@@ -374,6 +386,7 @@ class JSONDatabase(MemoryDatabase):
     def __init__(self, path_workload: str | None = None, path_tuning_record: str | None = None,
                  work_dir: str | None = None, allow_missing: bool = True,
                  module_equality: str = "structural"):
+        self.module_equality = check_module_equality(module_equality, "JSONDatabase")
         super().__init__()
         if work_dir is not None:
             os.makedirs(work_dir, exist_ok=True)

@@ -28,7 +28,8 @@ from ..target import Target
 from ..tir.function import PrimFunc
 from .builder import Builder, ExecutorBuilder, LocalBuilder
 from .cost_model import CostModel
-from .database import Database, JSONDatabase, MemoryDatabase, as_ir_module
+from .database import (Database, JSONDatabase, MemoryDatabase, as_ir_module,
+                       check_module_equality)
 from .executor_pool import as_executor
 from .gpu_measure import SimulatedGPUBuilder, SimulatedGPURunner, check_best
 from .gpu_target import is_gpu_target
@@ -77,7 +78,11 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
         program that was measured while the machine was busy does not win by luck
         (0, the default as in TVM: keep the first figures; the database then holds
         ``remeasure_top_k`` more records).
+    module_equality
+        How workloads are told apart: ``"structural"`` (their structural hash) is the
+        only value supported; TVM's other values are refused.
     """
+    check_module_equality(module_equality, "tune_tir")
     mod = as_ir_module(mod)
     target = target if isinstance(target, Target) else Target(target)
     funcs = [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, PrimFunc)]

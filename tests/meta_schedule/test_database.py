@@ -217,6 +217,14 @@ def test_missing_files_refused_when_asked(tmp_path):
         JSONDatabase(path_workload=str(tmp_path / "w.json"))
 
 
+def test_module_equality_is_structural_or_refused(tmp_path):
+    assert JSONDatabase(work_dir=tmp_path / "a").module_equality == "structural"
+    with pytest.raises(TuningError, match="JSONDatabase: module_equality must be 'structural'"
+                                          ".*found 'anchor-block'"):
+        JSONDatabase(work_dir=tmp_path / "b", module_equality="anchor-block")
+    assert not (tmp_path / "b").exists()
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.floats(1e-6, 1.0)), min_size=1, max_size=12),
        st.integers(0, 14))

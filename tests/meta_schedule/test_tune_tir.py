@@ -212,6 +212,14 @@ def test_bad_arguments_are_explained(tmp_path):
                     strategy="replay-trace")
 
 
+@pytest.mark.parametrize("equality", ["ignore-ndarray", "anchor-block", None])
+def test_module_equality_other_than_structural_is_refused_before_tuning(tmp_path, equality):
+    with pytest.raises(TuningError, match=r"module_equality must be 'structural'.*found "):
+        ms.tune_tir(matmul_module(8), TARGET, str(tmp_path / "db"), 4,
+                    space=stochastic_schedule_mm, module_equality=equality)
+    assert not (tmp_path / "db").exists()        # refused before any record was written
+
+
 def test_resuming_says_what_it_found_and_how_the_budget_counts_it(tmp_path, capsys):
     _fake_tune(tmp_path, FakeMeasurer(), 8, n=32)
     assert "resumed" not in capsys.readouterr().out                  # nothing to resume
