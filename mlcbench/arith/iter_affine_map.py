@@ -22,71 +22,18 @@ exactly (no padding); predicates are accepted but not used to tighten extents.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..ir.errors import IRError
 from ..tir import expr as E
 from ..tir.functor import uses_var
+from .analyzer import Analyzer
+from .iter_map_check import check_coverage, inverse_affine_iter_map, normalize_iter_map_to_expr
+from .iter_map_expr import (IterMapFailure, IterMapLevel, IterMapResult, IterMark, IterSplitExpr,
+                            IterSumExpr)
+from .linear_form import expr_key
 
-
-@dataclass(frozen=True, eq=False)
-class IterMark:
-    source: object          # Var or IterSumExpr
-    extent: E.PrimExpr
-
-    def __repr__(self):
-        return f"IterMark({self.source!r}, extent={self.extent})"
-
-
-@dataclass(frozen=True, eq=False)
-class IterSplitExpr:
-    source: IterMark
-    lower_factor: E.PrimExpr
-    extent: E.PrimExpr
-    scale: E.PrimExpr
-
-    def __repr__(self):
-        return (f"IterSplit({self.source!r}, lower_factor={self.lower_factor}, "
-                f"extent={self.extent}, scale={self.scale})")
-
-
-@dataclass(frozen=True, eq=False)
-class IterSumExpr:
-    args: tuple
-    base: E.PrimExpr
-
-    def __repr__(self):
-        return f"IterSum({list(self.args)!r}, base={self.base})"
-
-
-class IterMapLevel:
-    BIJECTIVE = "bijective"     # every input point maps to exactly one output point
-    SURJECTIVE = "surjective"   # iterators independent; inputs may be partly unused
-    NO_CHECK = "no_check"
-
-
-@dataclass
-class IterMapResult:
-    """``indices`` is empty when detection failed; ``errors`` says why."""
-    indices: list
-    errors: list
-
-    def __bool__(self):
-        return bool(self.indices)
-
-    @property
-    def extents(self) -> list:
-        """Number of distinct values of each index (product of its splits' extents)."""
-        result = []
-        for s in self.indices:
-            extent = E.const(1, s.base.dtype)
-            for arg in s.args:
-                extent = E.binary(E.Mul, extent, arg.extent)
-            result.append(extent)
-        return result
-
-
-class _Fail(Exception):
-    pass
+__all__ = ["IterMapLevel", "IterMapResult", "IterMark", "IterSplitExpr", "IterSumExpr",
+           "detect_iter_map", "inverse_affine_iter_map", "inverse_affine_map",
+           "is_affine_binding", "normalize_iter_map_to_expr"]
 
 
 def _const(x):
@@ -111,7 +58,7 @@ class _Rewriter:
             return IterSumExpr((), expr)
         handler = getattr(self, "_" + type(expr).__name__, None)
         if handler is None:
-            raise _Fail(f"unsupported operation {type(expr).__name__} in `{expr}`")
+            raise IterMapFailure(f"unsupported operation {type(expr).__name__} in `{expr}`")
         return handler(expr)
 
     def _Var(self, var):
@@ -135,7 +82,7 @@ class _Rewriter:
     def _Mul(self, expr):
         a, b = self.rewrite(expr.a), self.rewrite(expr.b)
         if a.args and b.args:
-            raise _Fail(f"`{expr}` multiplies two iterators (not affine)")
+            raise IterMapFailure(f"`{expr}` multiplies two iterators (not affine)")
         iters, factor = (a, b.base) if a.args else (b, a.base)
         factor = self.analyzer.simplify(factor)
         return IterSumExpr(tuple(_scaled(arg, factor) for arg in iters.args),
@@ -154,9 +101,9 @@ class _Rewriter:
         numerator, divisor = self.rewrite(expr.a), self.rewrite(expr.b)
         c = _const(self.analyzer.simplify(divisor.base)) if not divisor.args else None
         if c is None or c <= 0:
-            raise _Fail(f"`{expr}`: the divisor must be a positive constant")
+            raise IterMapFailure(f"`{expr}`: the divisor must be a positive constant")
         if not self.analyzer.can_prove_equal(E.binary(E.FloorMod, numerator.base, c), 0):
-            raise _Fail(f"`{expr}`: the offset {numerator.base} is not a multiple of {c}")
+            raise IterMapFailure(f"`{expr}`: the offset {numerator.base} is not a multiple of {c}")
         return self.fuse(numerator), numerator.base, c
 
     def _split_div(self, split: IterSplitExpr, c: int) -> tuple:
@@ -164,7 +111,7 @@ class _Rewriter:
         if scale is not None and scale % c == 0:
             return (_with(split, scale=E.const(scale // c, split.scale.dtype)),)
         if scale is None or c % scale != 0:
-            raise _Fail(f"cannot divide iterator of scale {split.scale} by {c}")
+            raise IterMapFailure(f"cannot divide iterator of scale {split.scale} by {c}")
         k = c // scale
         if self.analyzer.can_prove_equal(E.binary(E.FloorMod, split.extent, k), 0):
             return (_with(split, lower_factor=self.analyzer.simplify(split.lower_factor * k),
@@ -172,32 +119,32 @@ class _Rewriter:
                           scale=E.const(1, split.scale.dtype)),)
         if self.analyzer.can_prove(split.extent <= k):
             return ()
-        raise _Fail(f"extent {split.extent} is not divisible by {k}")
+        raise IterMapFailure(f"extent {split.extent} is not divisible by {k}")
 
     def _split_mod(self, split: IterSplitExpr, c: int) -> tuple:
         scale = _const(split.scale)
         if scale is not None and scale % c == 0:
             return ()
         if scale is None or c % scale != 0:
-            raise _Fail(f"cannot take iterator of scale {split.scale} modulo {c}")
+            raise IterMapFailure(f"cannot take iterator of scale {split.scale} modulo {c}")
         k = c // scale
         if self.analyzer.can_prove_equal(E.binary(E.FloorMod, split.extent, k), 0):
             return (_with(split, extent=E.const(k, split.extent.dtype)),)
         if self.analyzer.can_prove(split.extent <= k):
             return (split,)
-        raise _Fail(f"extent {split.extent} is not divisible by {k}")
+        raise IterMapFailure(f"extent {split.extent} is not divisible by {k}")
 
     def fuse(self, s: IterSumExpr) -> IterSplitExpr:
         """One split covering ``sum(s.args)`` when the args chain like mixed-radix digits."""
         if not s.args:
-            raise _Fail("expected an iterator, found a constant")
+            raise IterMapFailure("expected an iterator, found a constant")
         if len(s.args) == 1:
             return s.args[0]
         chain = self._chain(list(s.args))
         lowest = chain[0].scale
         low = _const(lowest)
         if low is None or low <= 0:
-            raise _Fail(f"cannot fuse iterators with scale {lowest}")
+            raise IterMapFailure(f"cannot fuse iterators with scale {lowest}")
         normalized = tuple(_with(a, scale=self.analyzer.simplify(a.scale // low)) for a in chain)
         extent = E.const(1, lowest.dtype)
         for arg in normalized:
@@ -219,18 +166,17 @@ class _Rewriter:
             return self.analyzer.can_prove_equal(upper.scale, lower.scale * lower.extent)
         starts = [a for a in args if not any(follows(b, a) for b in args if b is not a)]
         if len(starts) != 1:
-            raise _Fail("iterators do not fuse: their scales do not chain")
+            raise IterMapFailure("iterators do not fuse: their scales do not chain")
         chain = starts
         while len(chain) < len(args):
             nxt = [a for a in args if a not in chain and follows(chain[-1], a)]
             if len(nxt) != 1:
-                raise _Fail("iterators do not fuse: their scales do not chain")
+                raise IterMapFailure("iterators do not fuse: their scales do not chain")
             chain.append(nxt[0])
         return chain
 
 
 def _key(expr):
-    from .linear_form import expr_key
     return expr_key(expr, {})
 
 
@@ -245,10 +191,6 @@ def _scaled(split: IterSplitExpr, factor) -> IterSplitExpr:
     return _with(split, scale=E.binary(E.Mul, split.scale, factor))
 
 
-from .iter_map_check import (check_coverage, inverse_affine_iter_map,  # noqa: E402
-                             inverse_affine_map, normalize_iter_map_to_expr)
-
-
 def detect_iter_map(indices, input_iters: dict, predicate=True,
                     check_level: str = IterMapLevel.SURJECTIVE, analyzer=None,
                     simplify_trivial_iterators: bool = True) -> IterMapResult:
@@ -259,7 +201,6 @@ def detect_iter_map(indices, input_iters: dict, predicate=True,
 
     >>> detect_iter_map([f // 8, f % 8], {f: Range(0, 32)}).extents   # [4, 8]
     """
-    from .analyzer import Analyzer
     analyzer = analyzer or Analyzer()
     rewriter = _Rewriter(dict(input_iters), analyzer)
     try:
@@ -271,7 +212,7 @@ def detect_iter_map(indices, input_iters: dict, predicate=True,
             sums.append(s)
         if check_level != IterMapLevel.NO_CHECK:
             check_coverage(sums, rewriter, check_level == IterMapLevel.BIJECTIVE, analyzer)
-    except _Fail as err:
+    except IterMapFailure as err:
         return IterMapResult([], [str(err)])
     return IterMapResult(sums, [])
 
@@ -279,3 +220,22 @@ def detect_iter_map(indices, input_iters: dict, predicate=True,
 def is_affine_binding(bindings, loop_doms: dict, analyzer=None) -> bool:
     """True when the block bindings are independent quasi-affine maps of the loops."""
     return bool(detect_iter_map(list(bindings), loop_doms, analyzer=analyzer))
+
+
+def inverse_affine_map(bindings, input_iters: dict, outputs, analyzer=None) -> dict:
+    """``{loop var: expression of outputs}`` inverting ``bindings`` (split/fuse maps).
+
+    Each loop variable's range start is added back. Raises ``IRError`` when the
+    bindings are not a bijective affine map.
+    """
+    result = detect_iter_map(bindings, input_iters, check_level=IterMapLevel.BIJECTIVE,
+                             analyzer=analyzer)
+    if not result:
+        raise IRError(f"cannot invert bindings {list(bindings)}: {result.errors[0]}")
+    analyzer = analyzer or Analyzer()
+    offsets = inverse_affine_iter_map(result.indices, outputs, analyzer)
+    inverse = {}
+    for var, rng in input_iters.items():
+        value = offsets.get(var, E.const(0, var.dtype))
+        inverse[var] = analyzer.simplify(E.binary(E.Add, value, rng.min))
+    return inverse

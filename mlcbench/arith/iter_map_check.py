@@ -11,11 +11,12 @@ times their lower factors; a fused iterator then hands each of its parts
 from __future__ import annotations
 
 from ..tir import expr as E
+from .analyzer import Analyzer
+from .iter_map_expr import IterMapFailure, IterMark, IterSplitExpr, IterSumExpr
 
 
 def _fail(message):
-    from .iter_affine_map import _Fail
-    raise _Fail(message)
+    raise IterMapFailure(message)
 
 
 def _uses(sums, rewriter) -> dict:
@@ -73,12 +74,10 @@ def _const_or(x, default=2 ** 62):
 
 def normalize_iter_map_to_expr(expr):
     """An ordinary expression for an IterSumExpr / IterSplitExpr / IterMark."""
-    from .analyzer import Analyzer
     return Analyzer().simplify(_to_expr(expr))
 
 
 def _to_expr(node):
-    from .iter_affine_map import IterMark, IterSplitExpr, IterSumExpr
     if isinstance(node, IterSumExpr):
         result = node.base
         for arg in node.args:
@@ -98,7 +97,6 @@ def _to_expr(node):
 
 
 def _provably_equal(a, b) -> bool:
-    from .analyzer import Analyzer
     return Analyzer().can_prove_equal(a, b)
 
 
@@ -110,7 +108,6 @@ def inverse_affine_iter_map(indices, outputs, analyzer=None) -> dict:
     ``v = i0 * 4 + i1`` this gives ``{i0: v // 4, i1: v % 4}``. The input iterators'
     range starts are not known here: the values are offsets from them.
     """
-    from .analyzer import Analyzer
     analyzer = analyzer or Analyzer()
     digits: dict = {}
     for index, output in zip(indices, outputs):
@@ -153,25 +150,3 @@ def _fused_before_parts(marks) -> list:
 
 def _is_one(x) -> bool:
     return type(x) is E.IntImm and x.value == 1
-
-
-def inverse_affine_map(bindings, input_iters: dict, outputs, analyzer=None) -> dict:
-    """``{loop var: expression of outputs}`` inverting ``bindings`` (split/fuse maps).
-
-    Each loop variable's range start is added back. Raises ``IRError`` when the
-    bindings are not a bijective affine map.
-    """
-    from ..ir.errors import IRError
-    from .iter_affine_map import IterMapLevel, detect_iter_map
-    result = detect_iter_map(bindings, input_iters, check_level=IterMapLevel.BIJECTIVE,
-                             analyzer=analyzer)
-    if not result:
-        raise IRError(f"cannot invert bindings {list(bindings)}: {result.errors[0]}")
-    offsets = inverse_affine_iter_map(result.indices, outputs, analyzer)
-    from .analyzer import Analyzer
-    analyzer = analyzer or Analyzer()
-    inverse = {}
-    for var, rng in input_iters.items():
-        value = offsets.get(var, E.const(0, var.dtype))
-        inverse[var] = analyzer.simplify(E.binary(E.Add, value, rng.min))
-    return inverse
