@@ -36,6 +36,7 @@ def schedule_func(func: PrimFunc, rules, target: Target):
     for rule in rules:
         try:
             sch = rule.apply(func, target, False)
+        # A rule that fits halfway raises; the next rule gets the untouched function.
         except ScheduleError:
             sch = None
         if sch is not None:

@@ -25,11 +25,13 @@ def inline_injective_producers(sch, keep=lambda info: False) -> None:
     broadcasts, casts), except those ``keep`` names; blocks that refuse stay."""
     params = param_buffers(sch)
     changed = True
+    # Inlining one block can make another inlinable (a cast of a pad): repeat to a fixpoint.
     while changed:
         changed = False
         for info in block_infos(sch):
             if not info.is_injective or info.store is None or keep(info):
                 continue
+            # A block writing a parameter is an output of the function, not an intermediate.
             if info.store.buffer in params:
                 continue
             try:
@@ -43,6 +45,7 @@ def inline_injective_consumers(sch, block_rv) -> None:
     """reverse_compute_inline injective consumers (bias, relu, casts) into ``block_rv``."""
     while True:
         consumers = sch.get_consumers(block_rv)
+        # Reverse inlining replaces the block's own store, so no other consumer may read it.
         if len(consumers) != 1:
             return
         info = next(i for i in block_infos(sch) if i.name == sch.get(consumers[0]).name_hint)
@@ -108,6 +111,7 @@ def vectorize_and_parallelize(sch, info: BlockInfo, lanes: int) -> None:
             tile = choose_vector_tile(extent, lanes)
             outer, inner = sch.split(fused, [None, tile])
             sch.vectorize(inner)
+            # One outer iteration would pay the fork with nothing to share.
             if work >= PARALLEL_MIN_ELEMENTS and extent // tile >= 2:
                 sch.parallel(outer)
         return
@@ -161,6 +165,7 @@ def schedule_remaining_blocks(sch, lanes: int, skip=()) -> None:
     for info in block_infos(sch):
         if info.name in skip:
             continue
+        # A block a rule already placed under a parallel or vector loop keeps that schedule.
         if _under_scheduled_loop(sch, info):
             continue
         vectorize_and_parallelize(sch, info, lanes)
@@ -172,4 +177,5 @@ def _under_scheduled_loop(sch, info) -> bool:
 
 def float_bits(info: BlockInfo) -> int:
     store = info.store
+    # A block with several outputs has no single dtype; fp32 lanes are the common case.
     return store.buffer.dtype.bits if store is not None else 32

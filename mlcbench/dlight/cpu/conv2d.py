@@ -108,7 +108,9 @@ class Conv2D(ScheduleRule):
         if tiles is None:
             return None
         if _strided(found[1], tiles[1].var):
+            # From the unscheduled function, so the padding kept for the tile is inlined there.
             return plain_loops(func)
+        # Every output pixel reuses a weight panel, so the weight is packed even when contiguous.
         sch = pack_vector_operand(sch, *found, tiles, min_row_tiles=1)
         info, _ = conv_block(sch)
         if not tile_contraction(sch, info, tiles, row_tiles_inner=True):
@@ -141,5 +143,6 @@ def plain_loops(func):
     loops = sch.get_loops(info.rv)
     spatial = [lp for lp, kind in zip(loops, loop_kinds(sch, info)) if kind == "S"]
     if (total_extent(sch, loops) or 0) >= PARALLEL_MIN_MACS and len(spatial) >= 2:
+        # The innermost two spatial loops stay serial in each thread, left to LLVM as they are.
         sch.parallel(sch.fuse(*spatial[:-2]) if len(spatial) > 2 else spatial[0])
     return sch

@@ -20,6 +20,7 @@ class Fallback(ScheduleRule):
         inline_injective_producers(sch)
         lanes = target.vector_lanes(32)
         for info in block_infos(sch):
+            # On a copy, so a block that refuses a step midway leaves the schedule as it was.
             attempt = sch.copy()
             try:
                 vectorize_and_parallelize(attempt, _refresh(attempt, info), lanes)

@@ -46,6 +46,7 @@ def gemv_axes(info: BlockInfo, loads):
         return None
     spatial = [iv for iv in ivs if iv.iter_type.name == "DATA_PAR"]
     weight_vars = [iter_vars_of(ld) for ld in loads]
+    # The weight is the operand with more elements along axes of its own (the other has few rows).
     weight = max(range(2), key=lambda n: _extent_of(spatial, weight_vars[n] - weight_vars[1 - n]))
     only_weight = [iv for iv in spatial if iv.var in weight_vars[weight]
                    and iv.var not in weight_vars[1 - weight]]
@@ -86,6 +87,7 @@ def schedule_gemv(sch, info: BlockInfo, loads, target) -> bool:
     spatial = [iv for iv in ivs if iv.iter_type.name == "DATA_PAR"]
     macs = total_extent(sch, loops) or 0
     _, lane_loop = sch.split(loop_of[reduce_iv.var], [None, tile])
+    # The split above stays applied if rfactor refuses: Matmul runs this on a copy of its schedule.
     try:
         rf_block = sch.rfactor(lane_loop, len(spatial))
     except ScheduleError:
@@ -112,6 +114,7 @@ def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool) -> None:
     unroll_loop = by_name[unroll_name]
     extent = total_extent(sch, [unroll_loop]) or 1
     inner = []
+    # No tail loop for the unrolled outputs: otherwise the axis stays whole.
     if extent % J_UNROLL == 0 and extent > J_UNROLL:
         j0, j1 = sch.split(unroll_loop, [None, J_UNROLL])
         outer = [j0 if lp is unroll_loop else lp for lp in outer]
@@ -126,6 +129,7 @@ def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool) -> None:
     init = sch.decompose_reduction(rf_block, reduce_loop)
     sch.vectorize(sch.get_loops(init)[-1])
     writeback = sch.get_consumers(rf_block)[0]
+    # Sum the lanes per output tile while the partial sums are still in registers.
     sch.reverse_compute_at(writeback, fused)
 
 

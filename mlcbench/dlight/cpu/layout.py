@@ -39,6 +39,7 @@ class _Relayout(StmtExprMutator):
     def visit_BufferRegion(self, op):
         if op.buffer is not self.old:
             return op
+        # A single-point region maps exactly; any wider one is widened to the whole new buffer.
         if all(getattr(r.extent, "value", None) == 1 for r in op.region):
             points = self.index_map(tuple(r.min for r in op.region))
             return BufferRegion(self.new, tuple(Range(p, const(1, p.dtype)) for p in points))
@@ -76,6 +77,7 @@ def pack_vector_axis(func, buffer_name: str, dim: int, width: int):
     old = _allocated_buffer(func, buffer_name)
     extent = int(old.shape[dim].value)
     others = [d for d in range(len(old.shape)) if d != dim]
+    # Rounded up: the last panel may be partly empty (written and read by no one).
     panels = const(-(-extent // width), old.shape[dim].dtype)
     shape = (panels, *[old.shape[d] for d in others], const(width, old.shape[dim].dtype))
 

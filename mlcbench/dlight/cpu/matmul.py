@@ -30,6 +30,7 @@ PACK_MIN_ROW_TILES = 4
 def matmul_block(sch):
     """``(info, (A_load, B_load))`` of the one matmul-shaped block, else None."""
     reductions = [i for i in block_infos(sch) if not i.is_injective]
+    # The tile and packing are sized for one contraction; two reductions go to other rules.
     if len(reductions) != 1:
         return None
     info = reductions[0]
@@ -43,6 +44,7 @@ def matmul_block(sch):
     if not all(k in ld.indices for ld in loads):
         return None
     a_vars, b_vars = (iter_vars_of(ld) for ld in loads)
+    # Each operand must own an output axis, else this is a reduction of a product, not a matmul.
     if not (a_vars - b_vars) - {k} or not (b_vars - a_vars) - {k}:
         return None
     return info, loads
@@ -59,6 +61,7 @@ class Matmul(ScheduleRule):
         found = matmul_block(sch)
         if found is None:
             return None
+        # GEMV before tiling: on few rows packing W[j, k] costs as much as the product.
         if gemv_axes(*found) is not None:
             gemv = _try_gemv(sch, target)
             if gemv is not None:
@@ -68,7 +71,9 @@ class Matmul(ScheduleRule):
             return None
         tiles = fit_columns_to_registers(widen_few_rows(tiles, target), target)
         few_rows = int(tiles[0].dom.extent.value) <= GEMV_MAX_ROWS
+        # Few rows read an unpacked B[k, j] 64 bytes per long stride: pack them whatever the reuse.
         sch = pack_vector_operand(sch, *found, tiles, 0 if few_rows else PACK_MIN_ROW_TILES)
+        # Packing may return a new schedule, so the block is looked up again.
         info, _ = matmul_block(sch)
         if not tile_contraction(sch, info, tiles):
             return None

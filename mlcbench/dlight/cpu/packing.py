@@ -44,6 +44,7 @@ def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int):
         return sch
     n, dim = found
     contiguous = dim == len(loads[n].indices) - 1
+    # A contiguous operand is read well in place; a copy pays off only over enough row tiles.
     if contiguous and int(row_iv.dom.extent.value) < min_row_tiles * rows:
         return sch
     read_index = [r.buffer for r in info.block.reads].index(loads[n].buffer)
@@ -81,6 +82,7 @@ def schedule_packing(sch, block_name, vector_dim, width, parallel, func_name=Non
         outer_parts, vector = [*others[:-1], j0], j1
     else:
         others = [lp for lp in loops if lp not in (vector_loop, last)]
+        # Read the source along its contiguous last axis and scatter into the panel.
         k0, k1 = sch.split(last, [None, TRANSPOSE_RUN])
         sch.reorder(*others, j0, k0, j1, k1)
         outer_parts, vector = [*others, j0, k0], k1

@@ -61,16 +61,19 @@ class Reduction(ScheduleRule):
         inline_injective_producers(sch, keep=lambda info: len(sch.get_consumers(info.rv)) > 1)
         rows = row_count(sch)
         infos = block_infos(sch)
+        # The row loop is fused from the last block's loops, so it needs them all spatial.
         if not rows or len(leading_spatial_loops(sch, infos[-1])) < rows:
             return None
         lanes = target.vector_lanes(32)
         work = weighted_work(sch, infos)
+        # rfactor before compute_at, so the partial-result blocks move into the row with the rest.
         partials = [rf for info in infos if info.is_reduction
                     for rf in [_factor_row_reduction(sch, info, rows, lanes)] if rf]
         infos = block_infos(sch)
         last = infos[-1]
         row_loops = sch.get_loops(last.rv)[:rows]
         row = sch.fuse(*row_loops) if rows > 1 else row_loops[0]
+        # Consumers first: compute_at places a producer from where its readers already are.
         for info in reversed(infos[:-1]):
             sch.compute_at(info.rv, row)
         if work >= PARALLEL_MIN_ELEMENTS and (total_extent(sch, [row]) or 0) >= 2:
@@ -126,6 +129,7 @@ def _vectorize_partials(sch, name: str) -> None:
     vector lanes): initialise the accumulator vector before ``k0``, vectorize ``k1``."""
     info = next(i for i in block_infos(sch) if i.name == name)
     loops, kinds = sch.get_loops(info.rv)[-2:], loop_kinds(sch, info)[-2:]
+    # compute_at may leave the lane loop outside the reduce loop; the reorder puts it inside.
     reduce_loop, lane_loop = (loops if kinds == ["R", "S"] else loops[::-1])
     sch.reorder(reduce_loop, lane_loop)
     init = sch.decompose_reduction(info.rv, reduce_loop)

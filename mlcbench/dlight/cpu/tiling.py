@@ -100,6 +100,7 @@ def choose_tiles(info: BlockInfo, loads, target):
     row_iv, col_iv = axes
     lanes = target.vector_lanes(float_bits(info))
     cols = choose_vector_tile(_extent(col_iv), lanes)
+    # Vectors per row rounded up: a partial vector still occupies a whole register.
     rows = choose_rows(_extent(row_iv), -(-cols // lanes), target.vector_registers)
     return row_iv, col_iv, rows, cols
 
@@ -161,6 +162,7 @@ def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False)
     sch.unroll(i1)
     sch.vectorize(j1)
     _schedule_writeback(sch, writeback, serial[-1] if serial else outer, 1 + len(serial))
+    # The init lands above the reduction loops: each tile zeroes its accumulators once.
     init = sch.decompose_reduction(info.rv, reduce[0])
     sch.vectorize(sch.get_loops(init)[-1])
     return True
@@ -172,6 +174,7 @@ def _parallel_prefix(sch, spatial) -> list:
     evenly (an output of 7 rows needs the channel tiles too)."""
     extent = 1
     for n, loop in enumerate(spatial):
+        # A symbolic extent is taken to be enough iterations by itself.
         extent *= total_extent(sch, [loop]) or PARALLEL_MIN_TILES
         if extent >= PARALLEL_MIN_TILES:
             return spatial[:n + 1]

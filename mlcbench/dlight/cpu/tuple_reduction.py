@@ -33,6 +33,7 @@ def _components(block: Block):
     otherwise."""
     if block.init is None or not isinstance(block.init, SeqStmt):
         return None
+    # Keyed by id(): == on expressions builds an EQ node instead of comparing.
     lets, body = {}, block.body             # id(var) -> value
     while isinstance(body, LetStmt):
         lets[id(body.var)] = body.value
@@ -57,6 +58,7 @@ def _addend(value, store):
     if not isinstance(value, Add):
         return None
     for own, other in ((value.a, value.b), (value.b, value.a)):
+        # Text equality stands in for structural equality of these small indices.
         if (isinstance(own, BufferLoad) and own.buffer is store.buffer
                 and all(str(a) == str(b) for a, b in zip(own.indices, store.indices))):
             return other
@@ -72,6 +74,7 @@ def _reads_any(expr, buffers, let_var_ids) -> bool:
 
 def _one_output_block(block: Block, n: int, init, store, addend) -> Block:
     """Block ``n`` of the split, with fresh iterators (binders are identities)."""
+    # Each split block binds its own iterators: binders must not be shared between blocks.
     fresh = {iv.var: Var(iv.var.name, iv.var.dtype) for iv in block.iter_vars}
     load = BufferLoad(store.buffer, store.indices)
     body = BufferStore(store.buffer, load + addend, store.indices)

@@ -41,6 +41,7 @@ class WindowReduction(ScheduleRule):
     def apply(self, func, target, tunable=False):
         sch = Schedule(func)
         reductions = [i for i in block_infos(sch) if i.is_reduction]
+        # Multiply-accumulates (convolutions) are the Conv2D and Matmul rules' to schedule.
         if len(reductions) != 1 or multiply_accumulate(reductions[0]) is not None:
             return None
         inline_injective_producers(sch)
@@ -52,6 +53,7 @@ class WindowReduction(ScheduleRule):
         spatial = kinds.count("S")
         work = total_extent(sch, loops) or 0
         *outer, width = loops[:spatial]
+        # Taps outside the output row: each tap is then one vector operation across the row.
         sch.reorder(*loops[spatial:], width)
         init = sch.decompose_reduction(info.rv, loops[spatial])
         row = (sch.fuse(*outer) if len(outer) > 1 else outer[0]) if outer else None
@@ -96,6 +98,7 @@ def _schedule_consumers(sch, reduction: str, row, lanes: int) -> None:
         if row is not None:
             try:
                 sch.reverse_compute_at(block, row)
+            # A consumer that cannot follow into the row is vectorized under its own loops.
             except ScheduleError:
                 pass
         loops = sch.get_loops(block)
