@@ -164,6 +164,7 @@ def _compact_region(buffer, accesses, depth: int, analyzer, relaxed=None):
         lo, hi = _extreme(lows[dim], analyzer, -1), _extreme(highs[dim], analyzer, 1)
         size = None if lo is None or hi is None else const_int(analyzer.simplify(hi - lo + 1))
         full = const_int(extent)
+        # No smaller than the buffer: keep the full extent, so no index needs shifting.
         if size is None or size <= 0 or full is None or size >= full:
             region.append((const(0, extent.dtype), extent))
         else:
@@ -181,9 +182,11 @@ def _guarded_max(index, low, high, predicates, doms, analyzer):
         condition = binary(And, condition, predicate)
     with analyzer.constraint_scope(condition):
         reach = analyzer.const_int_bound(analyzer.simplify(index - low)).max_value
+    # A bound this large means the guard did not bound the index at all.
     if reach is None or reach >= 1 << 30:
         return high
     slack = const_int(analyzer.simplify(high - (low + reach)))
+    # Only ever tighten: a guard looser than the loops' own reach changes nothing.
     return low + reach if slack is not None and slack > 0 else high
 
 
@@ -230,6 +233,7 @@ def _plan_buffer(buffer, accesses, owner, analyzer, gpu: bool = False):
         return None
     scope = buffer.scope or "global"
     relaxed = (lambda loop: _shares_storage(loop, scope)) if gpu else None
+    # Deepest place first: the lowest safe ancestor gives the smallest, most private copy.
     for depth in range(len(ancestors), owner_depth, -1):
         if gpu and scope.startswith("global") and any(
                 _thread_tag(n) for n in ancestors[:depth]):
@@ -266,6 +270,7 @@ def _make_plan(buffer, region, anchor, owner):
     if anchor is owner and all(e is old for e, old in zip(shape, buffer.shape)):
         return None
     index_dtype = shape[0].dtype if shape else buffer.elem_offset.dtype
+    # A fresh data variable: the moved buffer is a new allocation, not an alias of the old.
     data = Var(buffer.name, buffer.data.dtype, buffer.data.type_annotation)
     new = buffer.replace(shape=shape, data=data, strides=(),
                          elem_offset=IntImm(index_dtype, 0))
@@ -289,8 +294,10 @@ def _footprints_disjoint(region, loops, fixed=frozenset()) -> bool:
     if None in extents or None in mins:
         return False
     count = math.prod(extents)
+    # Too many iterations to enumerate cheaply: answer "may overlap", which is always safe.
     if count > MAX_CHECKED_ITERATIONS:
         return False
+    # A rank-0 buffer is one element: only a loop of one iteration can own it.
     if not region:
         return count == 1
     env = {}
@@ -307,9 +314,11 @@ def _footprints_disjoint(region, loops, fixed=frozenset()) -> bool:
             return False
         columns.append(np.broadcast_to(np.asarray(value, dtype=np.int64), extents).ravel())
     corners = np.stack(columns, axis=1)
+    # Two iterations with the same corner touch the same elements.
     if len(np.unique(corners, axis=0)) < count:
         return False
     sizes = [const_int(extent) for _, extent in region]
+    # With every corner on one grid of the box's size, distinct boxes cannot overlap.
     return all(size is not None and size > 0 and np.ptp(corners[:, d] % size) == 0
                for d, size in enumerate(sizes))
 
@@ -326,6 +335,7 @@ def _offset_from_first(lo, loops, fixed):
     return None if any(v in fixed for v in used) else offset
 
 
+# A zero divisor in any iteration gives None, and the move is refused.
 _INT_OPS = {Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b,
             FloorDiv: lambda a, b: None if np.any(b == 0) else a // b,
             FloorMod: lambda a, b: None if np.any(b == 0) else a % b,
@@ -359,6 +369,7 @@ class _Rewriter(StmtExprMutator):
         plan = self.plans.get(buffer)
         if plan is None:
             return buffer, indices
+        # No "- 0" left behind when the region starts at zero.
         shifted = tuple(index if const_int(lo) == 0 else index - lo
                         for index, lo in zip(indices, plan.offsets))
         return plan.new, shifted
@@ -401,6 +412,7 @@ class _Rewriter(StmtExprMutator):
         body = self.visit(loop.body)
         added = self.by_anchor.get(id(loop))
         if added:
+            # A For cannot hold an allocation: an opaque block around its body carries it.
             body = BlockRealize((), const(True, "bool"), Block(
                 (), (), (), "", body, alloc_buffers=tuple(added)))
         return loop if body is loop.body else loop.replace(body=body)
@@ -412,6 +424,7 @@ def compact_buffer_allocation(stmt, gpu: bool = False):
     collector = _AccessCollector()
     collector.visit(stmt)
     analyzer = _analyzer()
+    # Without the arithmetic package no region can be bounded; leave the allocations alone.
     if analyzer is None:
         return stmt
     plans = {}

@@ -78,6 +78,7 @@ class _Flattener(StmtExprMutator):
         self.flat: dict[Buffer, Buffer] = {}
 
     def flat_buffer(self, buffer: Buffer) -> Buffer:
+        # One flat buffer per original, so every access of a buffer names the same object.
         if buffer not in self.flat:
             self.flat[buffer] = flatten(buffer)
         return self.flat[buffer]

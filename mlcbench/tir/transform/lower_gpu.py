@@ -101,6 +101,7 @@ def gpu_lowering_pipeline(target) -> Sequential:
     return Sequential([
         LowerInitBlock(),
         ConvertBlocksToOpaque(),
+        # Thread loops decide who shares an allocation, by its scope.
         CompactBufferAllocation(gpu=True),
         StorageAlign(),
         LowerOpaqueBlock(),
@@ -112,7 +113,9 @@ def gpu_lowering_pipeline(target) -> Sequential:
         Simplify(),
         RemoveNoOp(),
         SplitHostDevice(target),
+        # Barriers are planned per kernel, so the kernels must exist first.
         ThreadSync(),
+        # Last: the limits apply to the kernels as they will be launched.
         VerifyGPUCode(target),
     ], name="tir.lower_gpu")
 

@@ -120,6 +120,7 @@ def _matched_dims(buffer, source: BufferRegion) -> tuple:
 def _row_major_strides(buffer) -> tuple:
     if buffer.strides:
         return buffer.strides
+    # Strides take the shape's index type, so int64 shapes give int64 strides.
     strides, running = [], const(1, buffer.shape[-1].dtype if buffer.shape else "int32")
     for extent in reversed(buffer.shape):
         strides.append(running)
@@ -137,6 +138,7 @@ class _OpaqueBlockLowerer(StmtExprMutator):
         return self.var_map.get(var, var)
 
     def visit_BlockRealize(self, realize: BlockRealize):
+        # Blocks with iteration variables are made opaque here, so the pass also runs alone.
         if realize.block.iter_vars:
             realize = convert_blocks_to_opaque(realize)
         block: Block = realize.block
@@ -146,6 +148,7 @@ class _OpaqueBlockLowerer(StmtExprMutator):
         for match in block.match_buffers:
             self._bind_match_buffer(match)
         body = self.visit(block.body)
+        # Reversed, so the first buffer's Allocate ends up outermost.
         for buffer in reversed(block.alloc_buffers):
             body = Allocate(buffer, body)
         predicate = self.visit(realize.predicate)

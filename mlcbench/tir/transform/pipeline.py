@@ -66,10 +66,14 @@ from .vectorize_loop import VectorizeLoop
 def default_lowering_pipeline() -> Sequential:
     """The passes that turn scheduled TensorIR into the lowered form (module docstring)."""
     return Sequential([
+        # First, so a GPU schedule fails with its own loop names before any rewriting.
         VerifyCPUCompatible(),
+        # Before ConvertBlocksToOpaque: the init condition is on the block's reduce iterators.
         LowerInitBlock(),
         ConvertBlocksToOpaque(),
+        # Needs the blocks' alloc_buffers, so it runs before LowerOpaqueBlock removes them.
         CompactBufferAllocation(),
+        # After CompactBufferAllocation, which rebuilds the buffers it moves without strides.
         StorageAlign(),
         LowerOpaqueBlock(),
         Simplify(),
@@ -78,6 +82,7 @@ def default_lowering_pipeline() -> Sequential:
         UnrollLoop(),
         VectorizeLoop(),
         Simplify(),
+        # Last: simplification can leave empty loops and branches with constant conditions.
         RemoveNoOp(),
     ], name="tir.lower")
 

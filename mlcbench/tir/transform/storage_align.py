@@ -29,6 +29,7 @@ def aligned_strides(buffer, aligns: dict) -> tuple:
     for axis in reversed(range(buffer.ndim)):
         if axis in aligns:
             factor, offset = aligns[axis]
+            # Round the stride up to the next value congruent to offset modulo factor.
             running += (factor + offset - running % factor) % factor
         strides.append(running)
         extent = const_int(buffer.shape[axis])
@@ -56,6 +57,7 @@ class _Allocated(StmtExprVisitor):
 
     def visit_Block(self, block):
         for buffer in block.alloc_buffers:
+            # Padded strides are computed from constant extents; buffers with strides keep theirs.
             if all(const_int(s) is not None for s in buffer.shape) and not buffer.strides:
                 self.ids[id(buffer)] = buffer
         self.generic_visit(block)

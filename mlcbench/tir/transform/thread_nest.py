@@ -68,6 +68,7 @@ def is_vthread(tag: str) -> bool:
 def describe(stmt) -> str:
     """The first line of a statement's TVMScript, for error messages."""
     text = stmt.script().strip().splitlines()
+    # The printer may lead with comment lines; the first code line names the statement.
     lines = [t for t in text if t.strip() and not t.lstrip().startswith("#")]
     return lines[0].strip() if lines else type(stmt).__name__
 
@@ -110,6 +111,7 @@ def _collect_thread_loops(stmt) -> list:
 def plan_launch(kernel_top, kernel_name: str) -> _LaunchPlan:
     """Launch extents from the outermost loops of each tag (module docstring)."""
     plan = _LaunchPlan(kernel_name)
+    # All outermost loops first: nested ones are checked against the final launch extent.
     loops = _collect_thread_loops(kernel_top)
     for loop, nested in loops:
         if not nested:
@@ -179,11 +181,13 @@ class _NestRewriter(StmtExprMutator):
             return self.generic_visit(loop)
         if is_vthread(tag):
             body = self.visit(loop.body)
+            # The binding is dropped with the kind: a serial loop carries no thread.
             return For(loop.loop_var, loop.min, loop.extent, ForKind.SERIAL, body,
                        None, loop.annotations)
         var = self.plan.var[tag]
         body = loop.body
         if loop.loop_var is not var:
+            # One thread index per tag: a second loop of the tag reads the launched loop's variable.
             index = var if const_int(loop.min) == 0 else var + loop.min
             body = substitute(body, {loop.loop_var: index})
         body = self.visit(body)
@@ -214,6 +218,7 @@ def build_kernel_body(kernel_top, plan: _LaunchPlan):
     """The perfect nest: blockIdx loops, shared allocations, threadIdx loops, body."""
     rewriter = _NestRewriter(plan)
     body = rewriter.visit(kernel_top)
+    # Built from the inside out, so the loops come out in LAUNCH_ORDER.
     for tag in reversed([t for t in LAUNCH_ORDER if t.startswith("threadIdx")]):
         body = _launch_loop(plan, tag, body)
     for alloc in reversed(rewriter.shared):
@@ -246,6 +251,7 @@ def split_function(func: PrimFunc, name: str, target, host_target):
         attrs = {"global_symbol": kernel_name, "calling_conv": "device_kernel",
                  "target": target}
         kernels.append(PrimFunc(params, body, buffer_map, attrs))
+        # Launched in program order: each kernel may read what the previous one wrote.
         launches.append(Evaluate(Call("int32", "tir.launch_kernel",
                                       (StringImm(kernel_name),) + tuple(params))))
     host_body = seq(*launches)
@@ -305,6 +311,7 @@ def _kernel_params(func: PrimFunc, body, allocs):
         if buffer is not None:
             post_order_visit(buffer.shape, lambda n: shape_vars.add(n) if isinstance(n, Var)
                              else None)
+        # A kernel takes only the parameters it reads, in the function's order.
         if param in used or (buffer is not None and (buffer.data in used or shape_vars & used)):
             params.append(param)
             if buffer is not None:

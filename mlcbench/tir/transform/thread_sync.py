@@ -81,6 +81,7 @@ class _Planner:
                 found.reads.add(node.buffer.data)
             elif isinstance(node, BufferStore) and node.buffer.data in self.shared:
                 found.writes.add(node.buffer.data)
+            # An address handed out may be read or written through: count it as both.
             elif isinstance(node, Call) and node.op == "tir.tvm_access_ptr" \
                     and node.args[1] in self.shared:
                 found.reads.add(node.args[1])
@@ -125,6 +126,7 @@ class _Planner:
         if isinstance(stmt, IfThenElse):
             return self.branch(stmt, divergent)
         if isinstance(stmt, LetStmt):
+            # A value computed from a thread index is itself thread-dependent (tx2 = tx * 2).
             if self.depends_on_thread(stmt.value):
                 self.thread_vars.add(stmt.var)
             return stmt.replace(body=self.plan(stmt.body, divergent))
@@ -142,11 +144,13 @@ class _Planner:
         incoming = self.state.copy()
         body = self.plan(loop.body, divergent)
         extent = const_int(loop.extent)
+        # One iteration has no back edge to guard.
         clash = self.state.conflicts(self.summary(loop.body)) if extent != 1 else set()
         if clash:       # the next iteration would overwrite or read too early
             if divergent is not None:
                 self.fail_divergent(divergent, self.names(clash))
             body, self.state = seq(body, storage_sync()), _State()
+        # A loop that may run zero times leaves the accesses before it pending as well.
         if extent is None or extent < 1:
             self.state.add(incoming)
         return loop if body is loop.body else loop.replace(body=body)
@@ -156,6 +160,7 @@ class _Planner:
             divergent = node
         incoming = self.state.copy()
         then_case = self.plan(node.then_case, divergent)
+        # Each branch starts from the state before the if; after it, either may have run.
         after_then, self.state = self.state, incoming
         else_case = self.plan(node.else_case, divergent) if node.else_case is not None \
             else None
@@ -194,6 +199,7 @@ def _launch_nest(body):
 def thread_sync(kernel):
     """The kernel with barriers (module docstring); the same kernel when none is needed."""
     thread_vars, shared, inner = _launch_nest(kernel.body)
+    # Shared buffers allocated deeper in the kernel count too.
     post_order_visit(inner, lambda n: shared.setdefault(n.buffer.data, n.buffer)
                      if isinstance(n, Allocate) and (n.buffer.scope or "").startswith("shared")
                      else None)
@@ -215,6 +221,7 @@ def _replace_inner(node, planned):
 
 @prim_func_pass(opt_level=0, name="tir.ThreadSync")
 def _thread_sync(func, mod, ctx):
+    # Host functions only launch kernels; shared memory exists only inside them.
     if func.attrs.get("calling_conv") != "device_kernel":
         return func
     return thread_sync(func)

@@ -41,6 +41,7 @@ def loop_steps(stmt) -> float:
         return sum(loop_steps(s) for s in stmt.seq)
     if isinstance(stmt, For):
         extent = const_int(stmt.extent)
+        # Infinite steps never fit auto_max_step, so a symbolic loop is never auto-unrolled.
         return float("inf") if extent is None else extent * loop_steps(stmt.body)
     inner = [getattr(stmt, name, None) for name in ("body", "then_case", "else_case")]
     inner = [s for s in inner if s is not None]
@@ -81,6 +82,7 @@ def unroll(loop: For, body=None, simplify: bool = True):
     body = loop.body if body is None else body
     copies = []
     for k in range(const_int(loop.extent)):
+        # Fresh binders per copy: a variable may be defined only once in the function.
         copy = _FreshBinders({loop.loop_var: loop.min + k}).visit(body)
         copies.append(simplify_stmt(copy) if simplify else copy)
     return seq(*copies) if copies else Evaluate(0)

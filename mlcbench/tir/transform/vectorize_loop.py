@@ -77,6 +77,7 @@ def _common_element(a: PrimExpr, b: PrimExpr):
     ea, eb = a.dtype.element, b.dtype.element
     if ea == eb:
         return ea
+    # As in C's usual conversions: a float side wins, then the wider; bool yields to the other.
     if ea.is_float != eb.is_float:
         return ea if ea.is_float else eb
     if ea.is_bool != eb.is_bool:
@@ -117,10 +118,12 @@ def _known_remainder(expr: PrimExpr, divisor: int):
 def _ramp_stays_in_block(ramp: Ramp, divisor: int) -> bool:
     """True when ``base % d + (lanes - 1) * stride < d``: all lanes share ``base // d``."""
     stride = const_int(ramp.stride)
+    # Only non-negative constant strides are proved; anything else keeps the lane-wise division.
     if stride is None or stride < 0 or divisor <= 0:
         return False
     span = (ramp.lanes - 1) * stride
     remainder = _known_remainder(ramp.base, divisor)
+    # A base such as i * 8 + 3 has a remainder known without the analyzer.
     if remainder is not None:
         return remainder + span < divisor
     analyzer = _analyzer()
@@ -151,6 +154,7 @@ def vector_binary(cls, a: PrimExpr, b: PrimExpr, lanes: int) -> PrimExpr:
     """``cls(a, b)`` where either side may be a vector of ``lanes`` lanes."""
     if lanes_of(a) == 1 and lanes_of(b) == 1:
         return binary(cls, a, b)
+    # Logical operators keep their bool operands; a cast would make them numeric.
     if cls not in (And, Or):
         element = _common_element(a, b)
         a, b = vector_cast(element, a), vector_cast(element, b)
@@ -169,6 +173,7 @@ def vector_binary(cls, a: PrimExpr, b: PrimExpr, lanes: int) -> PrimExpr:
         if result is not None:
             return result
     value_a, value_b = _uniform_value(a), _uniform_value(b)
+    # Both sides uniform: compute once and broadcast, not once per lane.
     if value_a is not None and value_b is not None:
         return Broadcast(binary(cls, value_a, value_b), lanes)
     return binary(cls, broadcast(a, lanes), broadcast(b, lanes))
@@ -224,6 +229,7 @@ class _ExprVectorizer(StmtExprMutator):
             if lanes_of(cond) == 1:
                 return Call(dtype, op.op, (cond, broadcast(true_value, self.lanes),
                                            broadcast(false_value, self.lanes)))
+            # A Select evaluates both sides: a load the condition guards could read out of bounds.
             if _loads_memory(op.args[1]) or _loads_memory(op.args[2]):
                 raise NotVectorizable("if_then_else with a lane-dependent condition guards "
                                       "a load")
@@ -254,6 +260,7 @@ class _ExprVectorizer(StmtExprMutator):
             uniform = _uniform_value(index)
             if uniform is not None:
                 scalar.append(uniform)
+            # Only the last index may vary: a vector access is one contiguous run of memory.
             elif isinstance(index, Ramp) and k == len(indices) - 1:
                 return tuple(scalar) + (index,), True
             else:
@@ -284,6 +291,7 @@ class _BodyVectorizer(_ExprVectorizer):
         return BufferStore(store.buffer, value, indices)
 
     def visit_Evaluate(self, stmt):
+        # Evaluate(0) is a no-op (an emptied loop): safe whatever the lanes.
         if isinstance(stmt.value, IntImm):
             return stmt
         raise NotVectorizable("a side effect (Evaluate) would run once instead of per lane")
@@ -352,6 +360,8 @@ def vectorize(loop: For, body=None):
         return loop.replace(kind=ForKind.SERIAL, body=body)
 
 
+# Inner loops are visited first, so a vectorized loop around an already vectorized one
+# finds vectors in its body and stays serial.
 class _LoopVectorizer(StmtExprMutator):
     def visit_For(self, loop):
         body = self.visit(loop.body)
