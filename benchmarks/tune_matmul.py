@@ -13,7 +13,7 @@ A work dir of an earlier run is resumed (its records count as the first trials);
 ``--trials 0`` only re-measures the checkpoints of the records already there.
 
 Prints one row per checkpoint and one for the final pick: trials, best GFLOPS and its
-share of the machine's FMA peak (``mlcbench.runtime.machine_peaks``), ratio to numpy, fraction of the last result, and what the program is (the default schedule, or
+share of the machine's FMA peak (``mlcbench.driver.machine_peaks``), ratio to numpy, fraction of the last result, and what the program is (the default schedule, or
 the tile sizes sampled for i, j, k and whether B is packed); then the wall time per
 trial split into search, build, run and update.
 """
@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 from mlcbench import te  # noqa: E402
 from mlcbench.ir.module import IRModule  # noqa: E402
 from mlcbench import meta_schedule as ms  # noqa: E402
-from mlcbench.runtime.machine_peaks import machine_peaks  # noqa: E402
+from mlcbench.driver.machine_peaks import machine_peaks  # noqa: E402
 from mlcbench.target import Target, host_cpu_name  # noqa: E402
 from mlcbench.tir.build import build  # noqa: E402
 from timing import call, compare, kernel  # noqa: E402

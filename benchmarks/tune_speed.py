@@ -8,7 +8,7 @@ Run: ``python benchmarks/tune_speed.py [--n 1024] [--trials 64] [--order full,ad
 
 Prints, per mode: seconds per trial split into search, build, run and update; how the
 candidates were measured (full / probe / first call); the tuner's best GFLOPS and its
-share of the machine's FMA peak (``mlcbench.runtime.machine_peaks``); then the ratio of
+share of the machine's FMA peak (``mlcbench.driver.machine_peaks``); then the ratio of
 the two modes' seconds per trial. Each mode's best program is timed again afterwards,
 both in interleaved rounds, so that the two searches' results are compared under the
 same load.
@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 
 from mlcbench import meta_schedule as ms  # noqa: E402
 from mlcbench.meta_schedule.runner import LocalRunner  # noqa: E402
-from mlcbench.runtime.machine_peaks import machine_peaks  # noqa: E402
+from mlcbench.driver.machine_peaks import machine_peaks  # noqa: E402
 from mlcbench.target import Target, host_cpu_name  # noqa: E402
 from mlcbench.tir.build import build  # noqa: E402
 from timing import compare, kernel  # noqa: E402

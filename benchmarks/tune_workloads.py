@@ -6,7 +6,7 @@ Run: ``python benchmarks/tune_workloads.py [--survey-only] [--trials 256] [--onl
 
 First every workload's default schedule (``dlight`` default CPU rules, what an untuned
 build applies) is built, checked against numpy and timed: GFLOPS and share of the
-peak (``mlcbench.runtime.machine_peaks``). Then each one below ``--threshold`` of the peak
+peak (``mlcbench.driver.machine_peaks``). Then each one below ``--threshold`` of the peak
 is tuned for ``--trials`` trials (default design space, evolutionary search, adaptive
 measurement); the tuned program and the default are timed again in interleaved rounds
 (best of ``--rounds``), and the ratio says whether tuning beat the default by 10%.
@@ -26,7 +26,7 @@ import mlcbench  # noqa: E402
 from mlcbench import dlight, te, topi  # noqa: E402
 from mlcbench import meta_schedule as ms  # noqa: E402
 from mlcbench.meta_schedule.utils import estimate_flops  # noqa: E402
-from mlcbench.runtime.machine_peaks import machine_peaks  # noqa: E402
+from mlcbench.driver.machine_peaks import machine_peaks  # noqa: E402
 from mlcbench.target import Target, host_cpu_name  # noqa: E402
 from mlcbench.topi import testing as ref  # noqa: E402
 from timing import compare, kernel  # noqa: E402

@@ -41,11 +41,6 @@ LAZY_UPWARD = {
     # ``from mlcbench.script import relax as R`` is TVM's spelling; the R names live with
     # the graph IR and are looked up on first use.
     ("mlcbench.script.relax", "mlcbench.relax.tvmscript.namespace"),
-    # The machine's peaks are measured by kernels compiled for the host CPU; the
-    # compiler is imported only when a measurement runs, never to read cached figures.
-    ("mlcbench.runtime.machine_peaks", "mlcbench.target"),
-    ("mlcbench.runtime.machine_peaks", "mlcbench.driver.build"),
-    ("mlcbench.runtime.machine_peaks", "mlcbench.script"),
 }
 
 UI_LIBRARIES = ("ipywidgets", "matplotlib", "graphviz", "IPython")

@@ -1,11 +1,11 @@
-"""Machine peaks: when a cached figure is measured again, how figures merge, the cache."""
+"""Machine peaks as figures: when a cached figure is measured again, how figures merge,
+the cache file."""
 import json
 
 import pytest
 
-from mlcbench.runtime import machine_peaks as mp
-from mlcbench.runtime.machine_peaks import MachinePeaks, merged, why_measure_again
-from mlcbench.target import Target, host_cpu_features
+from mlcbench.runtime.machine_peaks import (MachinePeaks, merged, read_cache,
+                                            why_measure_again, write_cache)
 
 TRUSTED = MachinePeaks(230.0, 40.0, "m", ((8, 12, 230.0),), load=0.3)
 
@@ -55,42 +55,13 @@ def test_share_and_description():
     assert MachinePeaks.from_json(json.loads(json.dumps(TRUSTED.as_json()))) == TRUSTED
 
 
-def test_chain_counts_fill_both_pipes_and_fit_the_registers():
-    assert mp.chain_counts(16) == (8, 12)           # AVX2: 16 ymm registers
-    assert mp.chain_counts(32) == (8, 16, 24)       # AVX-512: 32 zmm registers
-
-
-def test_cache_is_per_machine_and_a_busy_figure_is_replaced(tmp_path, monkeypatch):
-    monkeypatch.setattr(mp, "_PEAKS", {})
-    path = tmp_path / "peaks.json"
-    key = mp.machine_key()
-    other = MachinePeaks(9999.0, 1.0, "another CPU").as_json()
-    busy = MachinePeaks(1.0, 2.0, key, load=0.0).as_json()     # below any floor
-    path.write_text(json.dumps({"another CPU": other, key: busy}))
-    measured = MachinePeaks(5000.0, 30.0, "", ((8, 12, 5000.0),), load=0.5)
-    calls = []
-    peaks = mp.machine_peaks(path, measure=lambda: calls.append(1) or measured)
-    assert calls == [1] and (peaks.gflops, peaks.gbytes_per_s) == (5000.0, 30.0)
-    assert peaks.machine == key
-    stored = json.loads(path.read_text())
-    assert stored["another CPU"] == other and stored[key]["gflops"] == 5000.0
-    assert mp.machine_peaks(path, measure=lambda: calls.append(1) or measured) is peaks
-    assert calls == [1]
-    again = mp.machine_peaks(path, kernel_gflops=6000.0,
-                             measure=lambda: calls.append(1) or measured)
-    assert calls == [1, 1] and again.gflops == 6000.0
-
-
-def test_key_names_the_cpu_model_cores_and_widths():
-    key = mp.machine_key()
-    assert mp.cpu_model() in key and f"{Target('llvm').num_cores} cores" in key
-    assert key.endswith("256/512-bit" if "avx512f" in host_cpu_features() else "256-bit")
-
-
-def test_measured_figures_cover_every_vector_width():
-    peaks = mp.measure_peaks(runs=1)
-    lanes = [w[0] for w in peaks.by_width]
-    assert lanes == ([8, 16] if "avx512f" in host_cpu_features() else [8])
-    assert all(w[1] in mp.chain_counts(Target("llvm").vector_registers) for w in peaks.by_width)
-    assert peaks.gflops == max(w[2] for w in peaks.by_width) > 0
-    assert peaks.gbytes_per_s > 0
+def test_cache_file_keeps_other_machines_and_reads_a_broken_file_as_empty(tmp_path):
+    path = tmp_path / "cache" / "peaks.json"
+    assert read_cache(path) == {}
+    write_cache(path, "another CPU", TRUSTED)
+    write_cache(path, "this CPU", MachinePeaks(5000.0, 30.0, "this CPU"))
+    stored = read_cache(path)
+    assert set(stored) == {"another CPU", "this CPU"}
+    assert MachinePeaks.from_json(stored["another CPU"]) == TRUSTED
+    path.write_text("[1, 2")
+    assert read_cache(path) == {}

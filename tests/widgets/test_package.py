@@ -14,7 +14,8 @@ WIDGETS = sorted((ROOT / "widgets" / "mlcbench_widgets").glob("*.py"))
 PUBLIC = {"mlcbench", "mlcbench.ir", "mlcbench.ir.instrument", "mlcbench.ir.transform",
           "mlcbench.tir", "mlcbench.tir.transform", "mlcbench.script",
           "mlcbench.runtime.timing",      # the timing protocol every printed figure follows
-          "mlcbench.runtime.machine_peaks"}   # the peaks every GFLOPS figure is set against
+          "mlcbench.runtime.machine_peaks",   # the peaks every GFLOPS figure is set against
+          "mlcbench.driver.machine_peaks"}    # and their measurement
 
 
 def imported(path: pathlib.Path) -> set[str]:

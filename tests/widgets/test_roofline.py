@@ -9,7 +9,7 @@ from mlcbench.ir import MLCBenchError
 from mlcbench.script import tir as T
 from mlcbench_widgets import (MachinePeaks, ScheduleExplorer, count_flops_and_bytes,
                               measure_machine_peaks, plot_roofline)
-from mlcbench.runtime import machine_peaks
+from mlcbench.driver import machine_peaks
 
 
 @T.prim_func

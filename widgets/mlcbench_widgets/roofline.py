@@ -5,7 +5,7 @@ operations, and the bytes of its parameter buffers (the traffic no schedule can 
 Their ratio, the *arithmetic intensity*, fixes the kernel's x position; each measured
 schedule adds a point at its GFLOPS. The roof is ``min(peak GFLOPS, intensity * peak
 GB/s)``, with both peaks measured on this machine by mlcbench kernels
-(:func:`measure_machine_peaks`, see :mod:`mlcbench.runtime.machine_peaks`) and cached
+(:func:`measure_machine_peaks`, see :mod:`mlcbench.driver.machine_peaks`) and cached
 per CPU model, in memory and in a JSON file.
 
 >>> counts = count_flops_and_bytes(mod["mm_relu"])       # doctest: +SKIP
@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mlcbench.driver.machine_peaks import machine_peaks
 from mlcbench.ir import MLCBenchError
-from mlcbench.runtime.machine_peaks import MachinePeaks, machine_peaks
+from mlcbench.runtime.machine_peaks import MachinePeaks
 from mlcbench.tir import BinaryOp, BlockRealize, BufferStore, Call, Evaluate, For, IntImm
 from mlcbench.tir import post_order_visit
 
@@ -96,7 +97,7 @@ def _expr_flops(expr) -> int:
 # -- machine peaks ------------------------------------------------------------------------
 def measure_machine_peaks(cache_path=None, refresh: bool = False,
                           kernel_gflops: float | None = None) -> MachinePeaks:
-    """This machine's peak GFLOPS and GB/s (:func:`mlcbench.runtime.machine_peaks.
+    """This machine's peak GFLOPS and GB/s (:func:`mlcbench.driver.machine_peaks.
     machine_peaks`): measured with enough FMA chains at every vector width, best of
     several runs, cached per CPU model in ``cache_path`` (default
     ``~/.cache/mlcbench/machine_peaks.json``, or ``$MLCBENCH_CACHE_DIR``) and measured
