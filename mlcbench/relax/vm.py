@@ -215,6 +215,7 @@ class VMFunction:
         if self._busy:      # a recursive call: planned storages must not be shared
             regs = self._make_template()
         else:
+            # A shallow copy: constants and planned storages are shared, registers are not.
             regs = self._template.copy()
         values, dims = converted
         for reg, value in zip(self._param_regs, values):
@@ -225,6 +226,7 @@ class VMFunction:
         try:
             run_block(self._instructions, self._texts, regs, self.name)
         finally:
+            # Restored, not cleared: an outer call stays busy after a recursive one returns.
             self._busy = busy
         return regs[self._result]
 
@@ -240,8 +242,10 @@ def run_block(instructions, texts, regs, function_name: str) -> None:
             instruction(regs)
     except VMError as err:
         kind, text = texts[pc]
+        # A VMError from a nested If block already names its binding.
         if kind != "call":
             raise
+        # Chained to the original failure, not to the callee's VMError wrapper.
         raise VMError(f"{err}\n  called from: {text} in {function_name}") from err.__cause__
     except Exception as err:  # noqa: BLE001 -- every failure gets the binding's name
         kind, text = texts[pc]
@@ -258,11 +262,13 @@ def _initial_value(spec, regs, constants):
     if kind == "shape":
         return tuple(spec[1])
     if kind == "storage":
+        # Storage is raw bytes; the views reinterpret slices of it.
         return nd.empty((spec[1],), "uint8")
     assert kind == "view", spec
     storage, shape, dtype, offset = regs[spec[1]], tuple(spec[2]), spec[3], spec[4]
     count = int(np.prod(shape, dtype=np.int64))
     nbytes = count * np.dtype(dtype).itemsize
+    # A zero-copy slice, so every view aliases the planned storage.
     raw = np.from_dlpack(storage)[offset:offset + nbytes]
     return nd.numpyasarray(raw.view(dtype).reshape(shape))
 
@@ -290,6 +296,7 @@ class _Linker:
         def run(regs):
             values = []
             for kind, reg in operands:
+                # A shape operand passes its extents as separate scalar arguments.
                 if kind == "s":
                     values.extend(regs[reg])
                 else:
@@ -310,6 +317,7 @@ class _Linker:
         vm = self.vm
 
         def run(regs):
+            # Resolved per call: the callee links on first use and may be this very function.
             regs[dst] = vm.get_function(callee)(*[regs[r] for r in args])
         return run
 
@@ -405,6 +413,7 @@ def fast_kernel_call(packed, regs: list):
     def fail(status):
         raise RuntimeError_(f"kernel {name} failed with status {status}")
 
+    # _keep holds the PackedFunc, and so its library, alive as long as the closure.
     namespace = {"cfunc": cfunc, "fail": fail, "_keep": packed}
     exec(compile(source, f"<vm kernel call {name}>", "exec"), namespace)  # noqa: S102
     return namespace["run"]

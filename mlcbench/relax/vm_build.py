@@ -90,6 +90,7 @@ def build(mod, target=None, pipeline=None, schedule_lookup: ScheduleLookup | Non
     mod = as_module(mod, (Function,), "relax.build", CodegenError)
     target = resolve_target(target)
     lookup = resolve_schedule_lookup(schedule_lookup)
+    # No key (a lookup, a custom pipeline: code a key cannot name) means an uncached build.
     keyed = model_cache.model_key(mod, target, pipeline, lookup)
     if keyed is not None:
         found = model_cache.load(keyed, lambda: _rebuild_kernels(mod, target, pipeline))
@@ -199,11 +200,13 @@ def unique_prim_funcs(mod: IRModule) -> tuple[dict, dict]:
     """``({GlobalVar: kernel name}, {kernel name: PrimFunc})``: equal PrimFuncs (up to
     their ``global_symbol``) share the name of the first, in name order."""
     kernel_names, kernels, buckets = {}, {}, {}
+    # Name order, so which name a shared kernel takes does not depend on module order.
     for gv, func in sorted(mod.items(), key=lambda item: item[0].name_hint):
         if not isinstance(func, PrimFunc):
             continue
         key = func.replace(attrs={k: v for k, v in func.attrs.items() if k != "global_symbol"})
         bucket = buckets.setdefault(structural_hash(key), [])
+        # Equal hashes do not prove equal functions: compare within the bucket.
         same = next((name for name, other in bucket if structural_equal(other, key)), None)
         if same is None:
             same = gv.name_hint
@@ -238,6 +241,7 @@ def plan_schedules(kernels: dict, target, lookup: ScheduleLookup | None) -> tupl
     those left to the default rules, still unscheduled."""
     given, default = {}, {}
     for name, func in kernels.items():
+        # A hand schedule wins over any lookup: it was written for this kernel.
         if looks_scheduled(func):
             given[name] = func
             continue
@@ -270,6 +274,7 @@ def _default_schedules(default: dict) -> dict:
                 IRModule({name: default[name] for name in names}))
         return {gv.name_hint: func for gv, func in scheduled.items()}
     runs = parallel_build.map_runs(list(default), schedule)
+    # No workers (build_jobs chose this process) or one failed: schedule here instead.
     if runs is None:
         return schedule(list(default))
     return {name: func for run in runs for name, func in run.items()}
@@ -302,6 +307,7 @@ def compile_kernels(kernels: dict, target, lookup: ScheduleLookup | None) -> Mod
         compiled = codegen_llvm({}, target, metadata=encode_metadata([]), name="relax_vm")
         return Module({}, keepalive=compiled.keepalive, artifact=compiled.artifact)
     given, default = plan_schedules(kernels, target, lookup)
+    # Sorted, so the cache key does not depend on the order of the kernels.
     fingerprints = sorted(
         [kernel_cache.kernel_fingerprint(name, func) for name, func in given.items()]
         + [kernel_cache.kernel_fingerprint(name, func, "default schedule")

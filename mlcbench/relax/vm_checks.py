@@ -101,6 +101,7 @@ def _tensor_checker(where: str, dtype: str, ndim: int, dims):
         if dtype and value.dtype != dtype:
             raise ArgumentValueError(f"{where}: expected dtype {dtype}, found {value.dtype}")
         shape = value.shape
+        # The common case first: a static shape that matches needs no per-dimension checks.
         if shape == static:
             return value
         if static is not None or (ndim >= 0 and len(shape) != ndim):
@@ -158,8 +159,10 @@ def _prim_checker(where: str, dtype: str):
     is_float = dtype.startswith("float")
 
     def check(value, env):
+        # numpy scalars (np.float32(1)) are accepted as the Python numbers they hold.
         if isinstance(value, np.generic):
             value = value.item()
+        # An int is a valid float scalar, a float is not a valid int one.
         ok = isinstance(value, (int, float)) if is_float else isinstance(value, (int, bool))
         if not ok:
             raise ArgumentTypeError(f"{where}: expected a {dtype} scalar, found "

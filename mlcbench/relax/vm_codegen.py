@@ -52,6 +52,7 @@ class ModuleContext:
         self._constant_index: dict = {}
 
     def constant(self, const: Constant) -> int:
+        # By the array's identity: a weight bound in several places is stored once.
         key = id(const.data)
         if key not in self._constant_index:
             self._constant_index[key] = len(self.constants)
@@ -146,6 +147,7 @@ class _FunctionCompiler:
 
     # -- bindings -----------------------------------------------------------------------
     def seq(self, seq: SeqExpr, result_text: str = "return") -> int:
+        # Aliases are noted first, so error texts name outputs as the source names them.
         bindings = [b for block in seq.blocks for b in block.bindings]
         for binding in bindings:
             if isinstance(binding.value, Var):
@@ -216,6 +218,7 @@ class _FunctionCompiler:
                 return self.template(["shape", dims])
             return self.emit(["shape", None, dims, text])
         if isinstance(expr, PrimValue):
+            # dim() handles integer expressions only; a float stays a plain value.
             value = self.dim(expr.value) if not isinstance(expr.value, E.FloatImm) \
                 else expr.value.value
             if isinstance(value, (int, float)):
@@ -245,6 +248,7 @@ class _FunctionCompiler:
         cond = self.expr(node.cond, text)
         outer, arms = self.code, []
         for arm in (node.true_branch, node.false_branch):
+            # Each arm compiles into its own code list, run only when the arm is taken.
             self.code = []
             result = self.expr(arm, text)
             arms.append((self.code, result))
@@ -310,13 +314,16 @@ class _FunctionCompiler:
         spec = self.ctx.kernel_specs[kernel]
         operands = [[_operand_kind(a), self.expr(a, text)] for a in args]
         fast = self.verify_kernel_args(spec, args, text)
+        # A kernel writes into its output arguments; the call itself yields nothing.
         self.code.append(["kernel", kernel, operands, fast, text])
         return self.template(["value", None])
 
     def verify_kernel_args(self, spec, args, text: str) -> bool:
         """Check at build time what can be checked; True when the call may skip run-time
         argument checks (every argument a tensor of constant shape that matches)."""
+        # Symbolic kernel shapes are checked at run time, when the extents are known.
         if spec.shape_vars or len(args) != len(spec.params):
+            # A shape operand expands into several scalars: counts compare only for all-tensor calls.
             if len(args) != len(spec.params) and all(_operand_kind(a) == "t" for a in args):
                 self.fail(text, f"kernel {kernel_label(spec)} takes {len(spec.params)} "
                                 f"arguments, the call passes {len(args)}")

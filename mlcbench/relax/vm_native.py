@@ -71,6 +71,7 @@ class NativeChain:
 
     def _fail(self, status: int):
         from .vm import VMError
+        # The high half is the failing call's index plus one, the low half its signed status.
         index, code = (status >> 32) - 1, ctypes.c_int32(status & 0xFFFFFFFF).value
         kernel, text = self._plan.calls[index]
         raise VMError(f"While executing {text} in {self._plan.function}: RuntimeError_: "
@@ -124,10 +125,12 @@ def _plan_call(plan: _Plan, record, params: set, allocated: set, template: list)
     if ("kernel", kernel) not in plan.slots:
         plan.kernels.append((plan.slot(("kernel", kernel)), kernel))
     for _, reg in operands:
+        # A tensor passed to several kernels keeps one slot, filled once per call.
         if ("reg", reg) in plan.slots:
             continue
         if reg in params:
             plan.param_slots.append((reg, plan.slot(("reg", reg))))
+        # Constants and planned storages live as long as the VM: their address is written once.
         elif reg not in allocated and getattr(template[reg], "data_ptr", None) is not None:
             plan.fixed_data.append((plan.slot(("reg", reg)), reg))
         else:
@@ -139,6 +142,7 @@ def chain_ir(plan: _Plan, code: dict) -> str:
     """The LLVM IR text of ``plan``'s chain (see the module docstring)."""
     lines = [f"define i64 @{plan.symbol}(ptr %table) {{", "entry:"]
     kernel_calls = [r for r in code["code"] if r[0] == "kernel"]
+    # A failure returns (index + 1) << 32 | status: plus one, so 0 still means success.
     for index, (_, kernel, operands, _, _) in enumerate(kernel_calls):
         fn = _load(lines, plan.slots[("kernel", kernel)], f"f{index}")
         args = [_load(lines, plan.slots[("reg", reg)], f"a{index}_{k}")

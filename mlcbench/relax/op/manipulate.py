@@ -83,6 +83,7 @@ def _reshape_infer(call):
 
 
 def _reshape_legalize(bb, call):
+    # The inferred shape, with any -1 already resolved.
     dims = call.struct_info.dims
     return bb.call_te(topi.reshape, call.args[0], list(dims), primfunc_name_hint="reshape")
 
@@ -172,6 +173,7 @@ def _split_infer(call):
     fields = []
     for lo, hi in zip(bounds, bounds[1:]):
         dims = list(x.dims)
+        # Decreasing split points give empty sections, as numpy's split does.
         dims[axis] = IntImm("int64", max(hi - lo, 0))
         fields.append(TensorStructInfo(dims, x.dtype))
     return TupleStructInfo(fields)
@@ -231,6 +233,7 @@ def _expand_dims_infer(call):
 
 def _expand_dims_te(x, axes):
     out_ndim = x.ndim + len(axes)
+    # Ascending, so each position already counts the axes inserted before it.
     for a in sorted(a + out_ndim if a < 0 else a for a in axes):
         x = topi.expand_dims(x, a)
     return x

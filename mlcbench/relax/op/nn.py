@@ -52,6 +52,7 @@ def _window_extent(size, k, stride, dilation, lo, hi, ceil_mode=False):
             return None
         out = (span + stride - 1) // stride + 1 if ceil_mode else span // stride + 1
         return IntImm("int64", out)
+    # A symbolic size cannot be checked here: the window is trusted to fit.
     return span // stride + 1
 
 
@@ -122,6 +123,7 @@ GROUP_CHANNEL_MULTIPLE = 8
 def _split_by_group(call) -> bool:
     groups = call.attrs.groups
     dims = call.args[1].struct_info.dims
+    # One input channel per group is depthwise, which stays one kernel.
     return (1 < groups <= MAX_SPLIT_GROUPS and all(isinstance(d, IntImm) for d in dims)
             and dims[1].value > 1)
 
@@ -277,6 +279,7 @@ def _batch_norm_legalize(bb, call):
                                   scale=a.scale)[0]
 
     out = bb.call_te(normalized, *call.args, primfunc_name_hint="batch_norm")
+    # In inference the running statistics pass through: no kernel computes them.
     return Tuple([out, call.args[3], call.args[4]])
 
 
@@ -335,6 +338,7 @@ def dropout(data, rate: float = 0.5):
 
 def linear(data, weight, bias=None, out_dtype=None):
     """``data @ weight.T + bias`` (weight is (out_features, in_features)), as composed ops."""
+    # Composed as in TVM; FuseTransposeMatmul later reads the weight where it lies.
     out = matmul(data, permute_dims(weight), out_dtype=out_dtype)
     return add(out, bias) if bias is not None else out
 

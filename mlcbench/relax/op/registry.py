@@ -29,6 +29,7 @@ class OpPatternKind(IntEnum):
     INJECTIVE = 2           # each output element reads a computable set of inputs
     COMM_REDUCE = 3         # a commutative reduction
     OUT_EWISE_FUSABLE = 4   # a complex op (matmul, conv) whose output takes elementwise ops
+    # TVM's numbering skips 5 and 6; the same values keep pattern comparisons as in TVM.
     TUPLE = 7
     OPAQUE = 8
 
@@ -120,6 +121,7 @@ def broadcast_dims(op_name: str, lhs: tuple, rhs: tuple) -> tuple:
     b = (None,) * (ndim - len(rhs)) + tuple(rhs)
     out = []
     for x, y in zip(a, b):
+        # A missing leading axis broadcasts like an extent of 1.
         if x is None or _is_one(x):
             out.append(y if y is not None else one)
         elif y is None or _is_one(y) or dim_equal(x, y):

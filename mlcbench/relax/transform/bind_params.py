@@ -143,6 +143,7 @@ def _check_and_bind_dims(var: Var, array: np.ndarray, symbols: dict, where: str)
             raise IRError(f"{where}: {expected} (axis {axis} has extent {extent}, expected "
                           f"{dim.value})")
         if isinstance(dim, TIRVar):
+            # Shape extents are int64 in Relax struct info.
             previous = symbols.setdefault(dim, IntImm("int64", extent))
             if previous.value != extent:
                 raise IRError(f"{where}: {expected}: symbolic dimension {dim.name!r} would be "
@@ -204,6 +205,7 @@ class _Binder(ExprMutator):
 
 def _substitute_dim(dim, symbols: dict, analyzer: Analyzer):
     new = substitute(dim, symbols)
+    # Bound extents make expressions such as n * 2 constant: fold them.
     return dim if new is dim else analyzer.simplify(new)
 
 

@@ -165,6 +165,7 @@ def _next_step(var, bindings, users, uses, width):
 def _branch(step, bindings, users, uses) -> _Branch:
     width = step.operand.struct_info.static_shape()[-1]
     steps = [step]
+    # At most matmul, bias add and activation, each once.
     while len(steps) < 3:
         nxt = _next_step(steps[-1].binding.var, bindings, users, uses, width)
         if nxt is None or nxt.kind in [s.kind for s in steps]:
@@ -176,6 +177,7 @@ def _branch(step, bindings, users, uses) -> _Branch:
 def _group_key(step: _Step):
     x, w = step.binding.value.args
     shape = w.struct_info.static_shape()
+    # Siblings combine only on the same input and equal weight shapes but for the last axis.
     return (id(x), w.struct_info.dtype, step.binding.value.attrs.get("out_dtype"),
             shape[:-1])
 
@@ -225,6 +227,7 @@ def _placement(branches, depth, position, users):
         inputs = [branches[0].steps[0].binding.value.args[0]]
         inputs += [s.operand for b in branches for s in b.steps[:depth] if s.operand is not None]
         at = 1 + max((position.get(v, -1) for e in inputs for v in _vars(e)), default=-1)
+        # A branch whose result is read before the combined call can be placed stays out.
         ready = [b for b in branches if all(u >= at for u in users.get(b.end(depth), ()))]
         if len(ready) == len(branches):
             return at, branches
@@ -279,6 +282,7 @@ def _find_group(bindings, uses, produced):
             users.setdefault(var, []).append(k)
     groups: dict = {}
     for binding in bindings:
+        # The combined matmul itself is not combined again.
         step = _matmul_step(binding) if binding.var not in produced else None
         if step is not None:
             groups.setdefault(_group_key(step), []).append(
@@ -298,6 +302,7 @@ def _find_group(bindings, uses, produced):
 
 def _concat_last_axis(operands, emit, name):
     axis = operands[0].struct_info.ndim - 1
+    # Constants are joined now, at compile time; others by an R.concat at run time.
     if all(isinstance(o, Constant) for o in operands):
         return Constant(np.concatenate([o.data.numpy() for o in operands], axis=axis))
     return emit(concat(Tuple(operands), axis=axis), name)

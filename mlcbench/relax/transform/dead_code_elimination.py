@@ -59,6 +59,7 @@ class DeadCodeElimination:
                 if pruned is not func:
                     out[gv] = pruned
                     changed = True
+        # Without a Relax function nothing says which PrimFuncs are used: keep them all.
         if any(isinstance(f, Function) for f in mod.functions.values()):
             reached = reachable_functions(out, entries)
             for gv in [gv for gv in out.get_global_vars() if gv not in reached]:
@@ -127,6 +128,7 @@ def _prune(expr, mod):
 def _prune_seq(seq: SeqExpr, mod) -> SeqExpr:
     used = _uses(seq.body)
     new_blocks, changed = [], False
+    # Backwards, so a binding's uses are known before the binding itself is judged.
     for block in reversed(seq.blocks):
         kept = []
         for binding in reversed(block.bindings):
@@ -138,6 +140,7 @@ def _prune_seq(seq: SeqExpr, mod) -> SeqExpr:
                 binding = binding.replace(value=value)
                 changed = True
             kept.append(binding)
+            # A kept binding keeps alive what it reads, its shape variable included.
             used |= _uses(value) | _vars_in_struct_info(binding.var.struct_info)
         if kept:
             kept.reverse()

@@ -89,9 +89,11 @@ class ConvBatchnorm:
 
     def folded_parameters(self):
         """(W', b'): the scaled weight and the per-channel bias, in the weight's dtype."""
+        # Folded in float64 and rounded once, at the end, to the weight's dtype.
         gamma, beta, mean, var = (c.data.numpy().astype("float64")
                                   for c in self.batch_norm.args[1:])
         attrs = self.batch_norm.attrs
+        # Without scale or center the batch norm ignores gamma or beta, and so does the fold.
         gamma = gamma if attrs.scale else np.ones_like(gamma)
         beta = beta if attrs.center else np.zeros_like(beta)
         weight = self.conv.args[1].data.numpy()
@@ -122,6 +124,7 @@ def _match_chain(bn: Call, values: dict, uses: dict):
     if not (isinstance(sinfo, TensorStructInfo) and sinfo.ndim == 4
             and bn.attrs.axis in (1, -3) and all(isinstance(a, Constant) for a in bn.args[1:])):
         return None
+    # Another reader of the convolution would need it unscaled: folding would compute it twice.
     if not _single_use(data, uses):
         return None
     producer, bias, replaced = values.get(data), None, (data,)
@@ -137,6 +140,7 @@ def _match_chain(bn: Call, values: dict, uses: dict):
         bias = _per_channel(bias, channels)
         if bias is None:
             return None
+    # One statistic per output channel, or the scale cannot be folded into the weight rows.
     if any(a.data.shape != (channels,) for a in bn.args[1:]):
         return None
     return ConvBatchnorm(producer, bias, bn, replaced)
@@ -169,6 +173,7 @@ def _is_foldable_conv(value) -> bool:
     weight = value.args[1].data.numpy()
     data_dtype = getattr(value.args[0].struct_info, "dtype", None)
     out_dtype = value.attrs.out_dtype or data_dtype
+    # A scaled integer weight would round; the folded bias takes the weight's dtype, so all agree.
     return weight.dtype.kind == "f" and str(weight.dtype) == out_dtype == data_dtype
 
 
@@ -253,6 +258,7 @@ class _Rewriter(ExprMutator):
         folded = self.builder_.emit(Call(conv.op, [data, const(weight)], conv.attrs,
                                          conv.sinfo_args))
         out = self.builder_.emit(add(folded, const(bias)))
+        # In inference the running mean and variance pass through unchanged.
         return out, match.batch_norm.args[3], match.batch_norm.args[4]
 
 

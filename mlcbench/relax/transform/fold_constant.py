@@ -108,6 +108,7 @@ class ConstantEvaluator:
             return self.run_call_tir(call, self.mod)
         if not all(_static_argument(a) for a in call.args):
             return None
+        # Calls on shapes and scalars alone (R.zeros, R.full) stay: folding would only store a new tensor.
         if not any(_has_tensor_constant(a) for a in call.args) \
                 or get_op_info(call.op).legalize is None:
             return None
@@ -140,6 +141,7 @@ class ConstantEvaluator:
 
     def kernel(self, func):
         """The compiled ``func`` (built once per evaluator), or None if it cannot be built."""
+        # One symbol for every kernel, so equal PrimFuncs under different names hash alike.
         func = func.with_attr("global_symbol", self._KERNEL)
         bucket = self.kernels.setdefault(structural_hash(func), [])
         for known, kernel in bucket:
@@ -193,6 +195,7 @@ class _Folder(ExprMutator):
 
     def visit_tuple_getitem_(self, item):
         item = self.visit_expr_post_order(item)
+        # An item of a literal (folded) tuple is the field itself.
         if isinstance(item.tuple_value, Tuple):
             return item.tuple_value.fields[item.index]
         return item
@@ -209,6 +212,7 @@ class _Folder(ExprMutator):
         var = binding.var
         sinfo = binding.struct_info if isinstance(binding, MatchCast) \
             else self.builder_.struct_info_of(value)
+        # Folding can sharpen the struct info (a constant's shape is exact): rebind the variable.
         if not struct_info_equal(sinfo, var.struct_info):
             var = type(var)(var.name_hint, sinfo)
             self.var_remap_[binding.var] = var

@@ -204,6 +204,7 @@ def _in_dependency_order(units, used_by) -> list:
         if start in visited:
             continue
         visited.add(start)
+        # Sorted, so units keep block order wherever the dependencies leave a choice.
         stack = [(start, iter(sorted(deps[start])))]
         while stack:
             current, pending = stack[-1]
@@ -222,6 +223,7 @@ def _inputs_of(unit, members) -> list:
     inputs: list = []
 
     def note(expr):
+        # Identity, not ==: each distinct variable or constant becomes its own parameter.
         if isinstance(expr, (Var, Constant)) and expr not in members and \
                 not any(expr is seen for seen in inputs):
             inputs.append(expr)
@@ -261,6 +263,7 @@ def _group_function(unit, inputs, outputs) -> Function:
     bindings = []
     for binding in unit:
         value = renamer.visit_expr(binding.value)
+        # Results leave the group's dataflow block, so they must be non-dataflow Vars.
         kind = Var if binding.var in outputs else DataflowVar
         var = kind(binding.var.name_hint, binding.var.struct_info)
         mapping[id(binding.var)] = var

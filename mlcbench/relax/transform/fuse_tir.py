@@ -91,6 +91,7 @@ class _FusedPrimFunc:
         self.allocs: list = []
         self.bodies: list = []
         self.block_names: dict = {}
+        # Parameter names are taken first, so no intermediate buffer shadows one.
         self.buffer_names: dict = {p.name_hint: True for p in func.params}
 
     def fail(self, message: str):
@@ -118,6 +119,7 @@ class _FusedPrimFunc:
             params.append(handle)
             buffer_map[handle] = buffer
         root = Block((), (), (), "root", seq(*self.bodies), alloc_buffers=tuple(self.allocs))
+        # Every buffer of the fused function is its own allocation, so none aliases another.
         return PrimFunc(params, BlockRealize((), const(True), root), buffer_map,
                         attrs={"global_symbol": self.name, "tir.noalias": True})
 
@@ -152,6 +154,7 @@ class _FusedPrimFunc:
                     raise self.fail(f"parameter {param.name_hint!r} has a symbolic shape; "
                                     "FuseTIR supports static shapes")
                 like = Buffer(param.name_hint, shape, sinfo.dtype)
+            # Made at first use, in the layout of the first PrimFunc that reads the parameter.
             self.param_buffers[param] = _copy_buffer(like, param.name_hint)
         return self.param_buffers[param]
 
@@ -211,9 +214,11 @@ class _FusedPrimFunc:
         root = callee.body.block
         variables, buffers = _defined_in(root.body)
         buffers = list(root.alloc_buffers) + buffers
+        # Fresh binders: two calls of one PrimFunc must not share loop or block variables.
         vmap = {id(v): TIRVar(v.name, v.dtype, v.type_annotation) for v in variables}
         bmap = {id(b): _copy_buffer(b, self._unique(self.buffer_names, b.name))
                 for b in buffers}
+        # The call's argument and output buffers replace the callee's parameter buffers.
         bmap.update({id(old): new for old, new in mapping.items()})
         inliner = _Inliner(vmap, bmap, lambda name: self._unique(self.block_names, name))
         body = inliner.visit(root.body)
@@ -349,6 +354,7 @@ def _callees(functions) -> set:
 
 def _remove_uncalled(mod: IRModule, candidates: set) -> None:
     """Drop the ``candidates`` that no remaining Relax function calls."""
+    # A PrimFunc may also be called from outside the fused groups: keep those.
     still_called = _callees(f for f in mod.functions.values() if isinstance(f, Function))
     for gvar in candidates:
         if gvar in mod and gvar not in still_called and isinstance(mod[gvar], PrimFunc):

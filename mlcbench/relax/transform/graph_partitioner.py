@@ -181,6 +181,7 @@ def post_dominators(graph: FusionGraph) -> list:
 def _dom_node(node: GraphNode, tree) -> DomNode:
     if node.extern_ref:
         return DomNode(node, None, 1, OPAQUE)
+    # ELEMWISE is the tightest kind, so the first edge's pattern sets the running maximum.
     parent, pattern = None, ELEMWISE
     for k, (consumer, edge_pattern) in enumerate(node.outputs):
         other = tree[consumer.index]
@@ -332,6 +333,7 @@ class GraphPartitioner:
     def _check_path(self, src: GraphNode, sink: GraphNode, allowed) -> GraphNode | None:
         """The first node between ``src`` (excluded) and ``sink`` whose group's pattern
         ``allowed(kind, is_sink)`` refuses, or None when all pass."""
+        # Reversed, so the stack pops consumers in use order and reports the earliest blocker.
         visited, stack = set(), [c for c, _ in reversed(src.outputs)]
         while stack:
             current = stack.pop()
@@ -371,6 +373,7 @@ class GraphPartitioner:
         if child.anchor is not None:
             assert parent.anchor is None, "two out_ewise_fusable ops in one group"
             parent.anchor = child.anchor
+            # The group takes the looser kind: an add holding a matmul is no longer elementwise.
             parent.pattern = max(child.pattern, parent.pattern)
 
     def _count_fused_nodes(self, src: GraphNode, sink: GraphNode) -> int:

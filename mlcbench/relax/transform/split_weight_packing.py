@@ -93,6 +93,7 @@ def find_splits(mod: IRModule, scheduled: dict) -> dict:
     for gv, params in _constant_arguments(mod).items():
         if gv not in scheduled:
             continue
+        # One packed parameter per kernel, the lowest index first, so the split is reproducible.
         for param in sorted(params):
             found = split_packing(scheduled[gv], param)
             if found is not None:
@@ -117,6 +118,7 @@ def prepack_weights(mod: IRModule, target, schedule_lookup=None) -> IRModule:
                                                                     schedule_lookup))
     out = mod.copy()
     for name, gv in candidates.items():
+        # The build keeps these schedules: the split kernels must read what they were split for.
         out[gv] = scheduled[name]
     splits = find_splits(mod, {gv: scheduled[name] for name, gv in candidates.items()})
     if not splits:
@@ -168,6 +170,7 @@ def split_packing(func: PrimFunc, param: int):
         return None
     nest, rest = root.body.seq[0], root.body.seq[1:]
     packed = _packing_target(nest, source, root.alloc_buffers)
+    # A kernel that still reads the raw weight after packing cannot drop that parameter.
     if packed is None or _reads_buffer(SeqStmt(rest), source):
         return None
     return (_pack_func(func, param, root, nest, packed),
@@ -186,6 +189,7 @@ def _packing_target(nest, source, allocated):
             or len(block.writes) != 1:
         return None
     written = block.writes[0].buffer
+    # Only a buffer the kernel allocates can become a parameter; an output must stay one.
     return written if any(b is written for b in allocated) else None
 
 
@@ -200,6 +204,7 @@ def _pack_func(func, param, root, nest, packed) -> PrimFunc:
     source_var = func.params[param]
     packed_var = TirVar(packed.name, "handle")
     body = BlockRealize((), True, root.replace(body=nest, alloc_buffers=()))
+    # The packing function gets its own symbol when it is added to a module.
     attrs = {k: v for k, v in func.attrs.items() if k != "global_symbol"}
     return PrimFunc((source_var, packed_var), body,
                     {source_var: func.buffer_map[source_var], packed_var: packed}, attrs)
@@ -233,6 +238,7 @@ class _CallCollector(ExprVisitor):
             return
         here = {n for n, a in enumerate(call.args[1].fields) if isinstance(a, Constant)}
         gv = call.args[0]
+        # A parameter qualifies only if every call passes a constant for it.
         self.constant[gv] = here if gv not in self.constant else self.constant[gv] & here
 
 

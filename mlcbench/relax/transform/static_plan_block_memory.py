@@ -109,6 +109,7 @@ def _analyze(bindings: list, result) -> _Liveness:
         plan = static_alloc_bytes(binding.value)
         if plan is not None:
             live.allocs[index] = plan
+            # An allocation nobody reads is dead right after it is made.
             live.last_use[index] = index
             held = frozenset([index])
         elif _makes_fresh_value(binding.value):
@@ -155,6 +156,7 @@ def assign_tokens(live: _Liveness, inplace: dict | None = None) -> dict:
     lets an output take its input's token although the input is still live."""
     tokens: list[_Token] = []
     assignment = {}
+    # In program order: a token whose tensors died earlier is free for a later allocation.
     for index in sorted(live.allocs):
         if index in live.escaping:
             continue
@@ -167,6 +169,7 @@ def assign_tokens(live: _Liveness, inplace: dict | None = None) -> dict:
         if token is None:
             token = _Token(dtype, nbytes, index)
             tokens.append(token)
+        # A smaller token chosen for a larger request grows to fit it.
         token.nbytes = max(token.nbytes, nbytes)
         token.busy_until = live.last_use[index]
         assignment[index] = token
@@ -184,11 +187,13 @@ def inplace_outputs(bindings: list, live: _Liveness, mod) -> dict:
     for index, binding in enumerate(bindings):
         kernel = _called_kernel(binding.value, mod)
         output = _alloc_of(binding.value.args[-1], live) if kernel else None
+        # An output used before this call already holds a value; only a fresh one may share.
         if output is None or live.first_use.get(output) != index:
             continue
         args = binding.value.args
         for position, arg in enumerate(args[:-1]):
             source = _alloc_of(arg, live)
+            # An input passed twice would be read at its second position after being overwritten.
             if (source is not None and source not in live.escaping
                     and live.last_use[source] == index
                     and sum(source in live.holds.get(a, ()) for a in args) == 1
@@ -241,6 +246,7 @@ def _plan(func: Function, mod) -> tuple:
     rewritten = {}
     for index, token in sorted(assignment.items()):
         prefix = []
+        # By id: _Token is a mutable dataclass, compared by value and not hashable.
         if id(token) not in storages:
             storage = Var("storage", ObjectStructInfo())
             storages[id(token)] = storage
