@@ -1,8 +1,10 @@
 """Devices, spelled as in TVM and DLPack: ``cpu(0)``, ``cuda(0)``, ``device("llvm", 0)``.
 
-A :class:`Device` is just a (DLPack device type, index) pair. ``cuda(0)`` is the
-*simulated GPU* when no CUDA runtime is present (``mlcbench.codegen.gpu``): its arrays
-live in host memory and GPU kernels run on the CPU with GPU semantics. The first use says
+A :class:`Device` is just a (DLPack device type, index) pair. ``cuda(0)`` is device 0
+of the CUDA driver where a driver, a device and the ``[cuda]`` extra (cuda-bindings) are
+present (:mod:`.cuda_driver`); otherwise it is the *simulated GPU*
+(``mlcbench.codegen.gpu``): its arrays live in host memory and GPU kernels run on the
+CPU with GPU semantics. The first use says
 so once, in one line (a :class:`SimulatedGPUWarning`). The environment variable
 ``MLCBENCH_GPU`` forces the choice: ``sim`` (the simulator, silently) or ``cuda`` (a real
 device, an error where there is none).
@@ -68,27 +70,33 @@ def _caller_level() -> int:
 
 
 def gpu_backend() -> str:
-    """``"sim"``: what runs code on ``cuda(0)``. Decided once per process, from
-    ``MLCBENCH_GPU`` (``sim`` or ``cuda``); without it, the simulator (with a one-line
-    :class:`SimulatedGPUWarning`), since mlcbench has no runtime for real devices yet."""
+    """``"cuda"`` (a real device, through :mod:`.cuda_driver`) or ``"sim"`` (the simulated
+    GPU): what runs code on ``cuda(0)``. Decided once per process, from ``MLCBENCH_GPU``
+    (``sim`` or ``cuda``); without it, the real device where the driver, a device and
+    cuda-bindings are present, else the simulator (with a one-line
+    :class:`SimulatedGPUWarning`)."""
     if _backend:
         return _backend[0]
     choice = os.environ.get(GPU_ENV, "").strip().lower()
     if choice not in ("", "sim", "cuda"):
         raise ArgumentValueError(f"{GPU_ENV}={choice!r}: expected 'sim' (the simulated GPU) "
                                  "or 'cuda' (a real device)")
-    if choice == "cuda":
-        found = cuda_driver_devices()
-        where = (f"the driver reports {found} device(s), but mlcbench has no runtime for real "
-                 "devices yet" if found else "no CUDA driver or device was found")
-        raise RuntimeError_(f"{GPU_ENV}=cuda asks for a real CUDA device: {where}; unset "
-                            f"{GPU_ENV} or set it to 'sim' to use the simulated GPU")
-    if choice == "":
+    missing = "" if choice == "sim" else _missing_for_cuda()
+    if choice == "cuda" and missing:
+        raise RuntimeError_(f"{GPU_ENV}=cuda asks for a real CUDA device, but {missing}; "
+                            f"unset {GPU_ENV} or set it to 'sim' to use the simulated GPU")
+    if choice == "" and missing:
         warnings.warn("cuda(0) is a simulated GPU: kernels run on the CPU and times are "
                       f"modeled (set {GPU_ENV}=sim to silence this)", SimulatedGPUWarning,
                       stacklevel=_caller_level())
-    _backend.append("sim")
-    return "sim"
+    _backend.append("sim" if choice == "sim" or missing else "cuda")
+    return _backend[0]
+
+
+def _missing_for_cuda() -> str:
+    """What a real device lacks here (``""``: nothing), from the driver layer."""
+    from .cuda_driver import probe
+    return probe()
 
 
 class Device:
@@ -110,20 +118,25 @@ class Device:
 
     @property
     def exist(self) -> bool:
-        """Whether this device can run code here: ``cpu(0)`` and ``cuda(0)`` (simulated)."""
+        """Whether this device can run code here: ``cpu(0)`` and ``cuda(0)`` (a real
+        device or the simulated one)."""
         if self.device_id != 0:
             return False
         if self.device_type == kDLCPU:
             return True
         try:
-            return gpu_backend() == "sim"
+            return gpu_backend() in ("sim", "cuda")
         except RuntimeError_:
             return False
 
     def sync(self) -> None:
-        """Wait for queued work. Calls (simulated ones too) are synchronous: returns at once."""
+        """Wait for queued work: on a real GPU, all of it (``cuCtxSynchronize``); CPU
+        and simulated calls are synchronous, so this returns at once."""
         if self.device_type != kDLCPU:
             require_gpu(self, f"{self}.sync()")
+            if gpu_backend() == "cuda":
+                from .cuda_driver import context
+                context().synchronize()
 
     @property
     def max_threads_per_block(self) -> int:
@@ -150,15 +163,15 @@ def cpu(dev_id: int = 0) -> Device:
 
 
 def cuda(dev_id: int = 0) -> Device:
-    """A CUDA GPU: ``cuda(0)`` is the simulated GPU (module docstring)."""
+    """A CUDA GPU: ``cuda(0)`` is device 0, or the simulated GPU (module docstring)."""
     return Device(kDLCUDA, dev_id)
 
 
 def require_gpu(dev: Device, what: str) -> Device:
     """``dev`` when it is a GPU that runs code here (``cuda(0)``), else a clear error."""
-    gpu_backend()
+    which = "the simulated GPU" if gpu_backend() == "sim" else "mlcbench runs on device 0,"
     if dev.device_id != 0:
-        raise RuntimeError_(f"{what}: {dev} does not exist; the simulated GPU is cuda(0)")
+        raise RuntimeError_(f"{what}: {dev} does not exist; {which} cuda(0)")
     return dev
 
 
