@@ -8,13 +8,25 @@
 """
 from __future__ import annotations
 
+from ..ir.errors import InvalidValueError
 from . import record
 
 __all__ = ["log_to_file", "progress_bar"]
 
+# The prefixes TVM's progress bar takes, and the FLOPS each stands for.
+SI_PREFIXES = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
 
 def log_to_file(file_out: str, protocol: str = "json"):
-    """Append every measured record to ``file_out`` (one atomic JSON line each)."""
+    """Append every measured record to ``file_out`` (one atomic JSON line each).
+
+    ``protocol`` is TVM's: only ``"json"`` is written (records are read back by
+    :func:`~.record.load_from_file`, which reads JSON lines); ``"pickle"`` is refused.
+    """
+    if protocol != "json":
+        raise InvalidValueError(f"log_to_file: protocol must be 'json' (records are JSON "
+                                f"lines), found {protocol!r}")
+
     def _callback(tuner, inputs, results):
         for inp, result in zip(inputs, results):
             record.append(file_out, inp, result)
@@ -24,9 +36,13 @@ def log_to_file(file_out: str, protocol: str = "json"):
 
 
 def progress_bar(total: int, prefix: str = "", si_prefix: str = "G"):
-    """A tqdm bar: current and best throughput, trials done of ``total``."""
+    """A tqdm bar: current and best throughput in ``si_prefix``FLOPS (one of
+    :data:`SI_PREFIXES`), trials done of ``total``."""
+    if si_prefix not in SI_PREFIXES:
+        raise InvalidValueError(f"progress_bar: si_prefix must be one of "
+                                f"{sorted(SI_PREFIXES)}, found {si_prefix!r}")
     from tqdm.auto import tqdm
-    scale = {"G": 1e9, "M": 1e6, "T": 1e12, "K": 1e3}.get(si_prefix, 1e9)
+    scale = SI_PREFIXES[si_prefix]
     state = {"bar": None, "best": 0.0}
 
     def _callback(tuner, inputs, results):
