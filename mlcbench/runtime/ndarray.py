@@ -25,7 +25,8 @@ import numpy as np
 
 from ..ir.dtype import dtype as as_dtype
 from ..ir.errors import RuntimeError_
-from .device import NO_GPU_MESSAGE, Device, as_device, kDLCPU, kDLCUDA, require_gpu
+from .device import (NO_GPU_MESSAGE, Device, as_device, gpu_backend, kDLCPU, kDLCUDA,
+                     require_gpu)
 from .errors import ArgumentTypeError, ArgumentValueError
 
 ALIGNMENT = 64
@@ -76,6 +77,11 @@ def _require_host_memory(dev: Device, what: str) -> Device:
     if dev.device_type != kDLCPU:
         return require_gpu(dev, what)
     return dev
+
+
+def _on_real_gpu(dev: Device) -> bool:
+    """Whether arrays on ``dev`` live in a real GPU's memory (not the simulator's)."""
+    return dev.device_type == kDLCUDA and gpu_backend() == "cuda"
 
 
 def _numpy_dtype(dtype) -> np.dtype:
@@ -156,6 +162,11 @@ class NDArray:
         result = self.numpy()
         return result if dtype is None else result.astype(dtype)
 
+    def host_view(self) -> np.ndarray:
+        """The elements as a numpy array in host memory: this array's own storage (an
+        array in a real GPU's memory gives a copy)."""
+        return self._array
+
     def copyfrom(self, source) -> "NDArray":
         """Copy ``source`` (numpy array, list, or NDArray) into this array; returns self.
 
@@ -163,7 +174,7 @@ class NDArray:
         (convert first, e.g. ``x.astype("float32")``); lists and scalars take this dtype.
         """
         if isinstance(source, NDArray):
-            source = source._array
+            source = source.host_view()
         elif not isinstance(source, np.ndarray):
             source = np.asarray(source, dtype=self._array.dtype)
         if tuple(source.shape) != self.shape:
@@ -182,7 +193,7 @@ class NDArray:
         if isinstance(target, NDArray):
             return target.copyfrom(self)
         if isinstance(target, Device):
-            return array(self._array, device=target)
+            return array(self.host_view(), device=target)
         raise ArgumentTypeError(f"copyto: expected an NDArray or a Device, found {type(target).__name__}")
 
     def __setitem__(self, index, value) -> None:
@@ -236,6 +247,9 @@ def empty(shape, dtype="float32", device=None, *, ctx=None) -> NDArray:
     if any(d < 0 for d in shape):
         raise ArgumentValueError(f"nd.empty: shape must be non-negative, found {shape}")
     np_dtype = _numpy_dtype(dtype)
+    if _on_real_gpu(dev):
+        from .cuda_ndarray import cuda_empty
+        return cuda_empty(shape, np_dtype, dev)
     data, address = _aligned_empty(shape, np_dtype)
     return NDArray._trusted(data, supported_datatype(np_dtype), dev, address)
 
@@ -243,7 +257,7 @@ def empty(shape, dtype="float32", device=None, *, ctx=None) -> NDArray:
 def _to_numpy_source(obj, dtype) -> np.ndarray:
     """View what the user passed as a numpy array (a copy only when it must convert)."""
     if isinstance(obj, NDArray):
-        obj = obj._array
+        obj = obj.host_view()
     elif not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack__"):
         obj = _numpy_from_dlpack(obj)
     if dtype is not None:
@@ -261,6 +275,10 @@ def array(obj, device=None, dtype=None, *, ctx=None) -> NDArray:
     device = device_or_ctx(device, ctx, "nd.array")
     dev = _require_host_memory(as_device(device), "nd.array")
     source = _to_numpy_source(obj, dtype)
+    if _on_real_gpu(dev):
+        from .cuda_ndarray import cuda_array
+        supported_datatype(source.dtype)
+        return cuda_array(source, dev)
     data, address = _aligned_empty(source.shape, source.dtype)
     result = NDArray._trusted(data, supported_datatype(source.dtype), dev, address)
     np.copyto(data, source)
@@ -270,6 +288,8 @@ def array(obj, device=None, dtype=None, *, ctx=None) -> NDArray:
 def _numpy_from_dlpack(obj) -> np.ndarray:
     if hasattr(obj, "__dlpack_device__"):
         dev_type, _ = obj.__dlpack_device__()
+        if _real_gpu_tensor(obj):
+            return from_dlpack(obj).host_view()
         if int(dev_type) != kDLCPU:
             raise RuntimeError_(NO_GPU_MESSAGE.format(what="a tensor on DLPack device type "
                                                        f"{int(dev_type)}"))
@@ -279,14 +299,26 @@ def _numpy_from_dlpack(obj) -> np.ndarray:
         raise ArgumentValueError(f"from_dlpack: cannot read {type(obj).__name__}: {err}") from None
 
 
+def _real_gpu_tensor(obj) -> bool:
+    """Whether ``obj`` is a DLPack tensor in CUDA memory that a real cuda(0) can hold."""
+    if not hasattr(obj, "__dlpack_device__"):
+        return False
+    return int(obj.__dlpack_device__()[0]) == kDLCUDA and gpu_backend() == "cuda"
+
+
 def from_dlpack(obj) -> NDArray:
     """Wrap a DLPack tensor (torch, numpy, another NDArray) without copying when possible.
 
     The memory is shared when the tensor is C-contiguous; otherwise it is copied into a
     fresh aligned array. Borrowed memory keeps only the element alignment of its owner.
+    A CUDA tensor becomes an array on a real ``cuda(0)`` over the same device memory.
     """
     if isinstance(obj, NDArray):
         return obj
+    if _real_gpu_tensor(obj):
+        from .cuda_dlpack import from_dlpack_capsule
+        dev = require_gpu(Device(kDLCUDA, int(obj.__dlpack_device__()[1])), "from_dlpack")
+        return from_dlpack_capsule(obj.__dlpack__(), dev)
     data = _numpy_from_dlpack(obj)
     if data.flags.c_contiguous and data.flags.writeable:
         return NDArray(data, as_device(None))

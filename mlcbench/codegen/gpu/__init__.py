@@ -17,6 +17,7 @@ runtime Module whose functions run on ``mlcbench.cuda(0)``:
 from __future__ import annotations
 
 from ...ir.errors import CodegenError
+from ...runtime.device import gpu_backend
 from ...target import Target
 from ...tir.function import PrimFunc
 from .access import AccessCounts, GPUSimulationError
@@ -32,8 +33,10 @@ __all__ = ["AccessCounts", "GPUModule", "GPUProfile", "GPUSimulationError", "GPU
            "KernelProfile", "build_gpu", "profile"]
 
 
-def build_gpu(lowered_mod, target) -> GPUModule:
-    """A runtime Module for ``lowered_mod`` (GPU lowered form) on the simulated GPU.
+def build_gpu(lowered_mod, target, backend: str | None = None) -> GPUModule:
+    """A runtime Module for ``lowered_mod`` (GPU lowered form) on ``cuda(0)``: the
+    simulated GPU, or a real device when ``backend`` (default: ``gpu_backend()``) is
+    ``"cuda"`` (:mod:`.cuda_module`).
 
     A kernel that no host function launches is callable under its own name with its
     own parameters (handy for kernels written by hand in the lowered form).
@@ -44,25 +47,15 @@ def build_gpu(lowered_mod, target) -> GPUModule:
         raise CodegenError("build_gpu: the module has no device kernel (a PrimFunc with "
                            "calling_conv 'device_kernel')")
     nests = {name: launch_nest(func, name) for name, func in kernels.items()}
+    if (backend or gpu_backend()) == "cuda":
+        return _build_cuda(lowered_mod, target, kernels, hosts, nests)
     checked = {name: kernel_as_cpu_func(func, nests[name]) for name, func in kernels.items()}
     cpu_module = compile_cpu_functions({n: f for n, (f, _) in checked.items()}, Target("llvm"))
     compiled = {name: GPUKernel(name, kernels[name], nests[name], cpu_module[name],
                                 checked[name][1]) for name in kernels}
     spec = GPUSpec.from_target(target)
-    functions = {}
-    for name, func in hosts.items():
-        launches, allocations = launch_sequence(func, name)
-        for launch in launches:
-            if launch.kernel not in compiled:
-                raise CodegenError(f"host function {name!r} launches {launch.kernel!r}, "
-                                   f"which the module does not define")
-        host = HostFunction(name, func, launches, allocations, compiled)
-        functions[name] = GPUFunction(host, spec, str(target))
-    launched = {launch.kernel for f in functions.values() for launch in f.host.launches}
-    for name in kernels:
-        if name not in launched and name not in functions:
-            functions[name] = GPUFunction(_self_launch(name, kernels[name], compiled), spec,
-                                          str(target))
+    hosts = _host_functions(kernels, hosts, compiled, HostFunction)
+    functions = {name: GPUFunction(host, spec, str(target)) for name, host in hosts.items()}
     device = DeviceSourceModule(lowered_mod, target, list(kernels))
     return GPUModule(functions, device, cpu_module)
 
@@ -87,6 +80,30 @@ def _split(lowered_mod) -> tuple:
     return kernels, hosts
 
 
-def _self_launch(name, func, compiled) -> HostFunction:
+def _build_cuda(lowered_mod, target, kernels, hosts, nests):
+    """The Module of :mod:`.cuda_module`: the same host functions, kernels on device 0."""
+    from .cuda_module import CUDAHostFunction, CUDAKernel, CUDAModule
+    compiled = {name: CUDAKernel(name, func, nests[name]) for name, func in kernels.items()}
+    functions = _host_functions(kernels, hosts, compiled, CUDAHostFunction)
+    device = DeviceSourceModule(lowered_mod, target, list(kernels))
+    return CUDAModule(functions, compiled, device, str(target))
+
+
+def _host_functions(kernels, hosts, compiled, host_class) -> dict:
+    """{name: host_class}: the host functions with their launches, then each kernel that
+    none launches, as a function of its own that launches it."""
     from .launch import Launch
-    return HostFunction(name, func, [Launch(name, tuple(func.params))], [], compiled)
+    functions = {}
+    for name, func in hosts.items():
+        launches, allocations = launch_sequence(func, name)
+        for launch in launches:
+            if launch.kernel not in compiled:
+                raise CodegenError(f"host function {name!r} launches {launch.kernel!r}, "
+                                   f"which the module does not define")
+        functions[name] = host_class(name, func, launches, allocations, compiled)
+    launched = {launch.kernel for host in functions.values() for launch in host.launches}
+    for name, func in kernels.items():
+        if name not in launched and name not in functions:
+            functions[name] = host_class(name, func, [Launch(name, tuple(func.params))], [],
+                                         compiled)
+    return functions
