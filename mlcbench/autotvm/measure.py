@@ -24,7 +24,7 @@ import os
 import time
 from typing import NamedTuple
 
-from ..ir.errors import MLCBenchError
+from ..ir.errors import InvalidValueError, MLCBenchError
 from ..meta_schedule import builder as ms_builder
 from ..meta_schedule import runner as ms_runner
 from ..meta_schedule.arg_info import ArgInfo
@@ -117,13 +117,17 @@ class LocalBuilder(Builder):
     n_parallel
         Worker processes (default: one per core); also the tuner's batch size.
     build_func
-        Accepted for TVM compatibility; only "default" exists.
+        TVM's choice of compiler: only "default" (``mlcbench.build``) exists here; any
+        other value is refused.
     executor
         A Dask ``Client`` or a ``concurrent.futures.Executor`` to compile on instead.
     """
 
     def __init__(self, timeout: float = 10, n_parallel: int | None = None,
                  build_func: str = "default", executor=None):
+        if build_func != "default":
+            raise InvalidValueError(f"LocalBuilder: build_func must be 'default' (candidates "
+                                    f"are compiled by mlcbench.build), found {build_func!r}")
         self.timeout = timeout
         self.n_parallel = n_parallel or os.cpu_count() or 1
         self._builder = (ms_builder.LocalBuilder(max_workers=self.n_parallel,

@@ -82,10 +82,17 @@ class LocalBuilder(Builder):
     pool
         Where the builds run: a :class:`~.worker_pool.WorkerPool` of ``max_workers``
         processes by default, or any pool with its ``map``.
+    initializer
+        TVM's worker initializer is not supported (the workers start with mlcbench
+        imported; ``f_build`` decides what they run); anything but None is refused.
     """
 
     def __init__(self, max_workers: int | None = None, timeout_sec: float = 30.0,
                  f_build=None, f_export=None, initializer=None, pool=None):
+        if initializer is not None:
+            raise InvalidValueError("LocalBuilder: initializer is not supported (workers "
+                                    "start with mlcbench imported; pass f_build to change "
+                                    f"what they run), found {initializer!r}")
         self.max_workers = max_workers or os.cpu_count() or 1
         self.timeout_sec = timeout_sec
         self.f_build, self.f_export = f_build or default_build, f_export or default_export

@@ -3,7 +3,7 @@ import pytest
 
 from mlcbench import autotvm
 from mlcbench.driver.models import export_digits_model
-from mlcbench.ir.errors import TuningError
+from mlcbench.ir.errors import InvalidValueError, TuningError
 from mlcbench.relax import transform
 from mlcbench.relax.frontend import nn
 
@@ -83,3 +83,9 @@ def test_equal_layers_share_a_task_and_are_counted():
 def test_rejects_what_is_not_a_relax_program():
     with pytest.raises(TuningError, match="extract_from_program: expected an IRModule or a Function, found str"):
         autotvm.task.extract_from_program("main", target="llvm")
+
+
+def test_target_host_must_be_a_cpu_target():
+    with pytest.raises(InvalidValueError, match="extract_from_program: target_host must be "
+                                                "a CPU target.*found 'cuda"):
+        autotvm.task.extract_from_program(None, target="llvm", target_host="cuda")

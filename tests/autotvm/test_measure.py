@@ -1,6 +1,9 @@
 """Real measurement in worker processes; broken and wrong configs become error results."""
+import pytest
+
 from mlcbench import autotvm, te, tir
 from mlcbench.autotvm.measure import MeasureErrorNo, MeasureInput, create_measure_batch
+from mlcbench.ir import InvalidValueError
 
 
 @autotvm.template("test/risky_add")
@@ -30,3 +33,8 @@ def test_errors_become_results_and_measuring_goes_on():
     assert wrong.error_no == MeasureErrorNo.WRONG_ANSWER
     assert fine.error_no == 0 and len(fine.costs) == 2 and fine.all_cost > 0
     assert fine.timestamp >= wrong.timestamp
+
+
+def test_local_builder_refuses_another_build_func():
+    with pytest.raises(InvalidValueError, match="build_func must be 'default'.*found 'ndk'"):
+        autotvm.LocalBuilder(build_func="ndk")

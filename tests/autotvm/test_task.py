@@ -4,7 +4,7 @@ import pytest
 
 import mlcbench
 from mlcbench import autotvm
-from mlcbench.ir.errors import TuningError
+from mlcbench.ir.errors import InvalidValueError, TuningError
 
 
 def test_task_space_flop_and_instantiate(task):
@@ -24,6 +24,18 @@ def test_unknown_template_and_config_outside_template():
         autotvm.task.create("test/nothing", args=(1,), target="llvm")
     with pytest.raises(TuningError, match="outside a template"):
         autotvm.get_config()
+
+
+@pytest.mark.parametrize("extra, match", [
+    ({"target_host": "cuda"}, "target_host must be a CPU target.*found 'cuda"),
+    ({"template_key": "direct"}, "template_key is not supported.*found 'direct'"),
+])
+def test_create_refuses_what_it_cannot_honour(task, extra, match):
+    with pytest.raises(InvalidValueError, match=match):
+        autotvm.task.create("test/matmul", args=task.args, target="llvm", **extra)
+    created = autotvm.task.create("test/matmul", args=task.args, target="llvm",
+                                  target_host="llvm")
+    assert created.workload == task.workload
 
 
 def test_tir_schedule_template():

@@ -29,6 +29,10 @@ def test_simulated_annealing_on_a_large_space(task, fake_option):
 def test_bad_options_are_refused(task):
     with pytest.raises(TuningError, match="feature_type must be one of"):
         autotvm.tuner.XGBTuner(task, feature_type="curves")
+    with pytest.raises(TuningError, match="optimizer must be 'sa'.*found 'ga' and None"):
+        autotvm.tuner.XGBTuner(task, optimizer="ga")
+    with pytest.raises(TuningError, match="diversity_filter_ratio None, found 'sa' and 2"):
+        autotvm.tuner.XGBTuner(task, diversity_filter_ratio=2)
 
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from mlcbench import IRModule, tir
+from mlcbench.ir import InvalidValueError
 from mlcbench.meta_schedule.builder import (BuilderInput, LocalBuilder, default_export,
                                             remove_artifact)
 from mlcbench.runtime import load_module
@@ -71,3 +72,8 @@ def test_default_export_writes_a_loadable_library():
     load_module(path)["main"](a)
     assert a.numpy().tolist() == [1, 1, 1, 1]
     remove_artifact(path)
+
+
+def test_a_worker_initializer_is_refused():
+    with pytest.raises(InvalidValueError, match="initializer is not supported.*found <function"):
+        LocalBuilder(max_workers=1, initializer=lambda: None)

@@ -38,7 +38,7 @@ from ...target import Target
 from ..templates.match import TEMPLATES_OF_KIND, find_anchor
 from ..templates.splice import splice_anchor
 from .dispatcher import DispatchContext, FallbackContext
-from .task import Task
+from .task import Task, check_target_host
 
 __all__ = ["extract_from_program", "tuned_kernel"]
 
@@ -58,7 +58,8 @@ def extract_from_program(mod, params=None, target=None, target_host=None, ops=No
     params
         ``{parameter name: array}`` bound as constants before extraction, or None.
     target
-        The target (default ``"llvm"``); ``target_host`` is accepted for TVM's signature.
+        The target (default ``"llvm"``). ``target_host``, as in TVM's signature, may
+        only name a CPU target (the tasks run on the host).
     ops
         Only tasks of these ops: names such as ``"nn.dense"``, ``"relax.matmul"``,
         ``"nn.conv2d"`` (or Op objects); None for every op a template covers.
@@ -75,6 +76,7 @@ def extract_from_program(mod, params=None, target=None, target_host=None, ops=No
     [('dense_pack.x86', 1), ('dense.x86', 1)]
     """
     from ...meta_schedule.relax_integration import extract_tasks
+    check_target_host(target_host, "extract_from_program")
     kinds = _op_kinds(ops)
     target = target if isinstance(target, Target) else Target(target or "llvm")
     counts: dict = {}

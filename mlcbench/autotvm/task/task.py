@@ -24,8 +24,9 @@ from __future__ import annotations
 import functools
 import threading
 
-from ...ir.errors import TuningError
+from ...ir.errors import InvalidValueError, TuningError
 from ...ir.module import IRModule
+from ...target import Target
 from .dispatcher import ApplyConfig, DispatchContext
 from .space import ConfigSpace
 
@@ -180,11 +181,31 @@ def schedule_module(schedule, args) -> IRModule:
 
 def create(task_name: str, args, target="llvm", target_host=None, template_key=None) -> Task:
     """The task of template ``task_name`` with ``args``; its space is built at once, so a
-    template error shows here rather than during tuning."""
+    template error shows here rather than during tuning.
+
+    ``target_host`` (TVM's signature) may only name a CPU target: the tasks run on the
+    host. ``template_key`` is older TVM's; a template is chosen by ``task_name`` alone.
+    """
+    check_target_host(target_host, "autotvm.task.create")
+    if template_key is not None:
+        raise InvalidValueError(f"autotvm.task.create: template_key is not supported (a "
+                                f"template is named by task_name alone), found "
+                                f"{template_key!r}")
     task = Task(task_name, args, target)
     task._require_template()
     _ = task.config_space
     return task
+
+
+def check_target_host(target_host, where: str) -> None:
+    """Refuse a ``target_host`` other than None or a CPU target: tasks are built and
+    measured on this machine's CPU, so a host target can only name that CPU."""
+    if target_host is None:
+        return
+    host = target_host if isinstance(target_host, Target) else Target(target_host)
+    if not host.is_cpu:
+        raise InvalidValueError(f"{where}: target_host must be a CPU target (tasks run on "
+                                f"this machine's CPU), found {str(host)!r}")
 
 
 def estimate_flop(mod: IRModule) -> float:

@@ -54,12 +54,18 @@ class XGBTuner(Tuner):
         only wait on each other, on a busy machine 100 ms per boosting round).
     exhaustive_limit
         Spaces up to this size are scored whole; larger ones by simulated annealing.
+    optimizer, diversity_filter_ratio
+        TVM's: only ``"sa"`` (simulated annealing) and no diversity filter exist here;
+        other values are refused.
     """
 
     def __init__(self, task, plan_size: int = 64, feature_type: str = "itervar",
                  loss_type: str = "reg", num_threads: int | None = None,
                  optimizer: str = "sa", diversity_filter_ratio=None, log_interval: int = 50,
                  exhaustive_limit: int | None = None, seed: int | None = None):
+        if optimizer != "sa" or diversity_filter_ratio is not None:
+            raise TuningError(f"XGBTuner: optimizer must be 'sa' and diversity_filter_ratio "
+                              f"None, found {optimizer!r} and {diversity_filter_ratio!r}")
         super().__init__(task, seed)
         if feature_type not in FEATURE_TYPES or loss_type not in LOSS_TYPES:
             raise TuningError(f"XGBTuner: feature_type must be one of {FEATURE_TYPES} and "
