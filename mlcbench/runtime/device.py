@@ -50,7 +50,8 @@ _backend: list = []
 
 
 def cuda_driver_devices() -> int:
-    """How many CUDA devices the driver reports (0 without a driver)."""
+    """How many CUDA devices the driver reports (0 without a driver), asked through
+    ctypes: it works without cuda-bindings, to tell that they would find a device."""
     try:
         driver = ctypes.CDLL("libcuda.so.1")
         count = ctypes.c_int(0)
@@ -86,9 +87,11 @@ def gpu_backend() -> str:
         raise RuntimeError_(f"{GPU_ENV}=cuda asks for a real CUDA device, but {missing}; "
                             f"unset {GPU_ENV} or set it to 'sim' to use the simulated GPU")
     if choice == "" and missing:
+        unused = ("; this machine has a CUDA device: pip install \"mlcbench[cuda]\" to use it"
+                  if missing.startswith("cuda-bindings") and cuda_driver_devices() else "")
         warnings.warn("cuda(0) is a simulated GPU: kernels run on the CPU and times are "
-                      f"modeled (set {GPU_ENV}=sim to silence this)", SimulatedGPUWarning,
-                      stacklevel=_caller_level())
+                      f"modeled (set {GPU_ENV}=sim to silence this){unused}",
+                      SimulatedGPUWarning, stacklevel=_caller_level())
     _backend.append("sim" if choice == "sim" or missing else "cuda")
     return _backend[0]
 

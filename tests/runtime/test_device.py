@@ -1,4 +1,5 @@
 import importlib
+import sys
 import warnings
 
 import pytest
@@ -74,6 +75,15 @@ def test_mlcbench_gpu_cuda_without_a_device_is_a_clear_error(gpu_choice):
     with pytest.raises(RuntimeError_, match=f"^MLCBENCH_GPU=cuda asks for a real CUDA "
                                             f"device, but {missing}[^\n]*$"):
         rt.cuda().sync()
+
+
+def test_a_device_without_cuda_bindings_is_mentioned(gpu_choice, monkeypatch):
+    gpu_choice(None)
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)           # not installed
+    monkeypatch.setattr(device_module, "cuda_driver_devices", lambda: 1)
+    with pytest.warns(device_module.SimulatedGPUWarning,
+                      match='simulated GPU.*has a CUDA device: pip install "mlcbench.cuda."'):
+        assert rt.cuda().exist
 
 
 def test_mlcbench_gpu_unknown_value_is_refused(gpu_choice):
