@@ -125,3 +125,21 @@ def window_sum_kernel(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "flo
                     A_shared_buf[ax0 * 128 + tx] = A[bx * 128 + ax0 * 128 + tx]
             T.tvm_storage_sync("shared")
             B[bx * 128 + tx] = A_shared_buf[tx] + A_shared_buf[tx + 1] + A_shared_buf[tx + 2]
+
+
+# Device kernels every device code generator must refuse: a buffer allocated with global
+# scope inside the kernel, and a virtual thread left unlowered.
+@T.prim_func
+def global_in_kernel(A: T.Buffer((128,), "float32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        A_global = T.allocate([128], "float32", "global")
+        A_global_buf = T.decl_buffer((128,), "float32", data=A_global)
+        A_global_buf[tx] = A[tx]
+
+
+@T.prim_func
+def vthread_left(A: T.Buffer((128,), "float32")):
+    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
+    for v in T.thread_binding(2, thread="vthread"):
+        A[v] = T.float32(0)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from helpers.gpu_programs import window_sum_kernel as window_sum
+from helpers.gpu_programs import global_in_kernel, vthread_left, window_sum_kernel as window_sum
 from mlcbench.codegen.cuda import cuda_source, opencl_source
 from mlcbench.ir import IRModule
 from mlcbench.ir.errors import CodegenError, InvalidTypeError
@@ -66,22 +66,6 @@ def scalar_ops(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32"),
     for tx in T.thread_binding(256, thread="threadIdx.x"):
         B[tx] = T.exp(A[tx]) + T.max(A[tx], T.float32(0)) + T.Select(tx < 128, A[tx], T.float32(1))
         N[tx] = T.Cast("int32", A[tx]) + tx // 4 + tx % 8 + (tx - 100) // 3 + (tx - 100) % 3
-
-
-@T.prim_func
-def global_in_kernel(A: T.Buffer((128,), "float32")):
-    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
-    for tx in T.thread_binding(128, thread="threadIdx.x"):
-        A_global = T.allocate([128], "float32", "global")
-        A_global_buf = T.decl_buffer((128,), "float32", data=A_global)
-        A_global_buf[tx] = A[tx]
-
-
-@T.prim_func
-def vthread_left(A: T.Buffer((128,), "float32")):
-    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
-    for v in T.thread_binding(2, thread="vthread"):
-        A[v] = T.float32(0)
 
 
 def test_vector_add_prints_thread_indices_and_launch_bounds():

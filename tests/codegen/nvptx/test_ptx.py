@@ -8,7 +8,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from helpers.gpu_programs import window_sum_kernel as window_sum
+from helpers.gpu_programs import global_in_kernel, vthread_left, window_sum_kernel as window_sum
 from mlcbench.codegen.nvptx import gpu_arch, nvptx_ir, ptx_source
 from mlcbench.ir import IRModule
 from mlcbench.ir.errors import CodegenError
@@ -87,22 +87,6 @@ def test_errors_name_what_is_wrong():
         ptx_source(vthread_left, "cuda")
     with pytest.raises(CodegenError, match="storage scope 'global'"):
         ptx_source(global_in_kernel, "cuda")
-
-
-@T.prim_func
-def vthread_left(A: T.Buffer((128,), "float32")):
-    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
-    for v in T.thread_binding(2, thread="vthread"):
-        A[v] = T.float32(0)
-
-
-@T.prim_func
-def global_in_kernel(A: T.Buffer((128,), "float32")):
-    T.func_attr({"global_symbol": "main_kernel0", "calling_conv": "device_kernel"})
-    for tx in T.thread_binding(128, thread="threadIdx.x"):
-        A_global = T.allocate([128], "float32", "global")
-        A_global_buf = T.decl_buffer((128,), "float32", data=A_global)
-        A_global_buf[tx] = A[tx]
 
 
 def _shared_kernel(blocks: int, threads: int, halo: int):
