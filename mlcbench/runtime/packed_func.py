@@ -65,6 +65,10 @@ def _numpy_dtype_name(dtype: np.dtype) -> str:
 def _buffer_facts(func: str, param: ParamSpec, arg):
     """(shape, dtype, address) of an NDArray or an acceptable numpy array."""
     if isinstance(arg, NDArray):
+        if arg._array is None:       # device memory: the CPU would read a device address
+            _fail(ArgumentValueError, func, param.name,
+                  f"the NDArray is in the memory of {arg.device}, but {func} runs on the "
+                  "CPU; copy it with x.copyto(mlcbench.cpu())")
         return arg.shape, arg.dtype, arg.data_ptr
     if isinstance(arg, np.ndarray):
         if not arg.flags.c_contiguous:

@@ -190,3 +190,13 @@ def test_dlpack_shares_device_memory_both_ways(fake_gpu):
     del b
     a.__dlpack__()                                     # forgets the capsule numpy refused
     assert [entry[0] for entry in cuda_dlpack._alive.values()] == [a]
+
+
+def test_a_cpu_function_refuses_an_array_in_device_memory(fake_gpu):
+    fake_gpu(course.lowered(course.vector_add(256)))
+    lib = tvm.build(course.matmul(4), target="llvm")
+    dev = tvm.cuda(0)
+    a, b = tvm.nd.array(np.ones((4, 4), "float32"), dev), tvm.nd.empty((4, 4), "float32")
+    with pytest.raises(ValueError, match="parameter A: the NDArray is in the memory of "
+                                         "cuda.0., but main runs on the CPU"):
+        lib["main"](a, b, b)
