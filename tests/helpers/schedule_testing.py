@@ -213,3 +213,35 @@ def two_nests(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
             with T.block("C"):
                 vi, vj = T.axis.remap("SS", [i, j])
                 B[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+# The course's mm_relu (mlcbench.driver.kernels.MM_RELU) after its chapter-3 schedule:
+# split j by 4, reorder(j_0, k, j_1), reverse_compute_at(C, j_0), decompose_reduction(Y, k).
+@T.prim_func
+def mm_relu_decomposed(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+                       C: T.Buffer((128, 128), "float32")):
+    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+    Y = T.alloc_buffer((128, 128))
+    for i, j_0 in T.grid(128, 32):
+        for j_1_init in range(4):
+            with T.block("Y_init"):
+                vi = T.axis.spatial(128, i)
+                vj = T.axis.spatial(128, j_0 * 4 + j_1_init)
+                T.reads()
+                T.writes(Y[vi, vj])
+                Y[vi, vj] = T.float32(0)
+        for k, j_1 in T.grid(128, 4):
+            with T.block("Y_update"):
+                vi = T.axis.spatial(128, i)
+                vj = T.axis.spatial(128, j_0 * 4 + j_1)
+                vk = T.axis.reduce(128, k)
+                T.reads(Y[vi, vj], A[vi, vk], B[vk, vj])
+                T.writes(Y[vi, vj])
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for ax0 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(128, i)
+                vj = T.axis.spatial(128, j_0 * 4 + ax0)
+                T.reads(Y[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))

@@ -7,6 +7,7 @@ import mlcbench as tvm
 from mlcbench.script import tir as T
 from mlcbench_widgets import HistoryError, ScheduleExplorer
 from mlcbench_widgets.measure import KernelRunner
+from helpers.schedule_testing import mm_relu_decomposed
 
 
 @T.prim_func
@@ -25,36 +26,6 @@ def split_reorder_vectorize(A: T.Buffer((128, 128), "float32"),
                 with T.init():
                     C[vi, vj] = T.float32(0)
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-
-
-@T.prim_func
-def mm_relu_decomposed(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-                       C: T.Buffer((128, 128), "float32")):
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer((128, 128))
-    for i, j_0 in T.grid(128, 32):
-        for j_1_init in range(4):
-            with T.block("Y_init"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + j_1_init)
-                T.reads()
-                T.writes(Y[vi, vj])
-                Y[vi, vj] = T.float32(0)
-        for k, j_1 in T.grid(128, 4):
-            with T.block("Y_update"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + j_1)
-                vk = T.axis.reduce(128, k)
-                T.reads(Y[vi, vj], A[vi, vk], B[vk, vj])
-                T.writes(Y[vi, vj])
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-        for ax0 in range(4):
-            with T.block("C"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + ax0)
-                T.reads(Y[vi, vj])
-                T.writes(C[vi, vj])
-                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
 
 
 def replay(explorer, code: str, original):
