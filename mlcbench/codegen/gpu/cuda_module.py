@@ -81,6 +81,10 @@ class CUDAKernel:
 class CUDAHostFunction(HostFunction):
     """A host function whose arrays are in device memory (CUDANDArrays)."""
 
+    def __init__(self, name, func, launches, allocations, kernels):
+        super().__init__(name, func, launches, allocations, kernels)
+        self._scratch: list = []     # the global allocations, made on the first call
+
     def bind(self, args) -> dict:
         params = self.func.params
         if len(args) != len(params):
@@ -94,9 +98,14 @@ class CUDAHostFunction(HostFunction):
                 env[param] = arg
                 continue
             env[param] = env[buffer.data] = self._device_array(param, arg)
-        for buffer in self.allocations:       # global memory between kernels
-            shape = tuple(int(d) for d in buffer.shape)
-            env[buffer.data] = cuda_empty(shape, buffer.dtype.to_numpy(), cuda(0))
+        # Global memory between kernels, reused by every call: calls queue on one stream,
+        # so a call's kernels never overlap the previous call's.
+        if len(self._scratch) != len(self.allocations):
+            self._scratch = [cuda_empty(tuple(int(d) for d in buffer.shape),
+                                        buffer.dtype.to_numpy(), cuda(0))
+                             for buffer in self.allocations]
+        for buffer, array in zip(self.allocations, self._scratch):
+            env[buffer.data] = array
         return env
 
     def _device_array(self, param, arg):

@@ -13,9 +13,13 @@ from helpers.fake_cuda_driver import FakeCUDADriver, simulated_kernels
 import mlcbench as tvm
 from mlcbench.codegen.gpu import build_gpu
 from mlcbench.codegen.gpu.cuda_module import CUDAModule
+from mlcbench.ir import IRModule
 from mlcbench.ir.errors import RuntimeError_
 from mlcbench.runtime import cuda_dlpack, cuda_driver
 from mlcbench.runtime.cuda_ndarray import CUDANDArray
+from mlcbench.script import tir as T
+from mlcbench.target import Target
+from mlcbench.tir.transform import lower_gpu
 
 device_module = importlib.import_module("mlcbench.runtime.device")
 
@@ -200,3 +204,33 @@ def test_a_cpu_function_refuses_an_array_in_device_memory(fake_gpu):
     with pytest.raises(ValueError, match="parameter A: the NDArray is in the memory of "
                                          "cuda.0., but main runs on the CPU"):
         lib["main"](a, b, b)
+
+
+@T.prim_func
+def two_stages(A: T.Buffer((256,), "float32"), C: T.Buffer((256,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    B = T.alloc_buffer((256,), "float32")
+    for i0 in T.thread_binding(2, thread="blockIdx.x"):
+        for i1 in T.thread_binding(128, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(256, i0 * 128 + i1)
+                B[vi] = A[vi] * T.float32(2)
+    for i0 in T.thread_binding(4, thread="blockIdx.x"):
+        for i1 in T.thread_binding(64, thread="threadIdx.x"):
+            with T.block("C"):
+                vi = T.axis.spatial(256, i0 * 64 + i1)
+                C[vi] = B[255 - vi] + T.float32(1)
+
+
+def test_kernels_run_in_order_through_a_global_intermediate(fake_gpu):
+    lowered = lower_gpu(IRModule({"main": two_stages}), Target("cuda"))
+    fake = fake_gpu(lowered)
+    rt_mod = build_gpu(lowered, "cuda")
+    dev = tvm.cuda(0)
+    c = tvm.nd.empty((256,), "float32", dev)
+    for seed in (0, 1):                        # the intermediate is reused by the second call
+        a_np = np.random.default_rng(seed).uniform(size=256).astype("float32")
+        rt_mod["main"](tvm.nd.array(a_np, dev), c)
+        np.testing.assert_allclose(c.numpy(), a_np[::-1] * 2 + 1, rtol=1e-6)
+    assert [(name, grid) for name, grid, _ in fake.launches] == [
+        ("main_kernel0", (2, 1, 1)), ("main_kernel1", (4, 1, 1))] * 2
