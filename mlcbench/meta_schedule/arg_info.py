@@ -63,7 +63,13 @@ class ArgInfo:
 
     @staticmethod
     def from_entry_func(mod: IRModule, remove_preproc: bool = True) -> list["ArgInfo"]:
-        """The ArgInfos of the module's entry PrimFunc (``main``, else the only PrimFunc)."""
+        """The ArgInfos of the module's entry PrimFunc (``main``, else the only PrimFunc).
+
+        ``remove_preproc`` is TVM's: it takes out layout-rewrite preprocessing blocks,
+        so that a rewritten weight is described in its original shape. No schedule here
+        adds such blocks (weights are packed by a separate Relax pass), so both values
+        describe the same arguments.
+        """
         return ArgInfo.from_prim_func(entry_prim_func(mod))
 
 
