@@ -11,11 +11,18 @@ when the space is exhausted, or ``early_stopping`` trials after the last improve
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
+from ...ir.errors import InvalidValueError
+from ..callback import SI_PREFIXES
 from ..measure import MeasureInput, create_measure_batch
 
 __all__ = ["Tuner"]
+
+# Every measured config is logged here at debug level, as TVM's tuners do.
+logger = logging.getLogger("mlcbench.autotvm")
 
 
 class Tuner:
@@ -56,7 +63,13 @@ class Tuner:
 
     def tune(self, n_trial: int, measure_option: dict, early_stopping: int | None = None,
              callbacks=(), si_prefix: str = "G") -> None:
-        """Measure up to ``n_trial`` configs; see the module docstring."""
+        """Measure up to ``n_trial`` configs; see the module docstring. Each measured
+        config is logged at debug level (logger ``mlcbench.autotvm``) with its throughput
+        and the best so far in ``si_prefix``FLOPS (``"G"``: GFLOPS; one of
+        :data:`~mlcbench.autotvm.callback.SI_PREFIXES`)."""
+        if si_prefix not in SI_PREFIXES:
+            raise InvalidValueError(f"tune: si_prefix must be one of {sorted(SI_PREFIXES)}, "
+                                    f"found {si_prefix!r}")
         measure_batch = create_measure_batch(self.task, measure_option)
         width = max(1, getattr(measure_batch, "n_parallel", 1))
         early_stopping = early_stopping or 10 ** 9
@@ -68,6 +81,7 @@ class Tuner:
             inputs = [MeasureInput(self.task.target, self.task, c) for c in configs]
             results = measure_batch(inputs)
             self._note_best(inputs, results, done)
+            self._log(inputs, results, done, si_prefix)
             done += len(results)
             self.update(inputs, results)
             self.finished = done >= n_trial or not self.has_next() or \
@@ -86,6 +100,15 @@ class Tuner:
             if flops > self.best_flops:
                 self.best_flops, self.best_config = flops, inp.config
                 self.best_measure_pair, self.best_iter = (inp, result), done + offset
+
+    def _log(self, inputs, results, done: int, si_prefix: str) -> None:
+        if not logger.isEnabledFor(logging.DEBUG):
+            return
+        scale = SI_PREFIXES[si_prefix]
+        for offset, (inp, result) in enumerate(zip(inputs, results)):
+            flops = 0.0 if result.error_no else self.task.flop / float(np.mean(result.costs))
+            logger.debug("No: %d\t%sFLOPS: %.2f/%.2f\tresult: %s\t%s", done + offset + 1,
+                         si_prefix, flops / scale, self.best_flops / scale, result, inp.config)
 
     def load_history(self, data_set, min_seed_records: int = 500) -> None:
         """Learn from earlier records of the same workload (transfer learning); the
