@@ -15,7 +15,8 @@ every call:
 * an ``ExprRV`` is the integer a sampling primitive chose.
 
 Each primitive runs on the current function and commits the result only when it
-succeeded, so a refused primitive leaves ``sch.mod`` and ``sch.trace`` untouched.
+succeeded, so a refused primitive leaves ``sch.mod`` and ``sch.trace`` untouched; what
+it committed on the way (the ``get_block`` of a block given by name) is rolled back.
 
 Example::
 
@@ -121,20 +122,24 @@ class Schedule(LookupMixin, LoopMixin, AnnotateMixin, LocationSamplingMixin,
         self.state.commit(None, None, "enter_postproc")
 
 
-def _rendering_errors(method):
-    """``method`` with its ScheduleErrors read at the schedule's error_render_level."""
+def _transactional(method):
+    """``method`` undone when refused, its ScheduleErrors read at the schedule's
+    error_render_level."""
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        mark = self.state.checkpoint()
         try:
             return method(self, *args, **kwargs)
-        except ScheduleError as err:
-            render_at(err, self._error_render_level)
+        except Exception as err:
+            self.state.roll_back(mark)
+            if isinstance(err, ScheduleError):
+                render_at(err, self._error_render_level)
             raise
     return wrapper
 
 
-# every public method, wherever its mixin defines it, raises at the schedule's level: one
-# place instead of a try in each primitive's facade
+# every public method, wherever its mixin defines it, is undone when refused and raises at
+# the schedule's level: one place instead of a try in each primitive's facade
 for _name, _method in inspect.getmembers(Schedule, inspect.isfunction):
     if not _name.startswith("_"):
-        setattr(Schedule, _name, _rendering_errors(_method))
+        setattr(Schedule, _name, _transactional(_method))

@@ -172,7 +172,7 @@ class ScheduleState:
         """An index into ``weights`` drawn with those weights."""
         return self._rand.choices(range(len(weights)), weights=weights)[0]
 
-    # -- commit ------------------------------------------------------------------------
+    # -- commit and roll back ----------------------------------------------------------
     def commit(self, func_name, new_func, kind: str, inputs=(), attrs=(), outputs=(),
                decision=None) -> None:
         """Install ``new_func`` as ``func_name`` (None: the IR is unchanged) and record
@@ -187,3 +187,18 @@ class ScheduleState:
         if new_func is not None:
             self._mod = self._mod.with_function(func_name, new_func)
         self._insts.append(instruction)
+
+    def checkpoint(self) -> tuple:
+        """A mark for ``roll_back``: the module and how many instructions and handles
+        there are (primitives only add instructions and handles)."""
+        return self._mod, len(self._insts), len(self._rvs)
+
+    def roll_back(self, mark: tuple) -> None:
+        """Undo the commits and new handles since ``checkpoint()`` gave ``mark``: a
+        primitive that commits a ``get_block`` for a block given by name and is then
+        refused leaves nothing behind."""
+        mod, num_insts, num_handles = mark
+        self._mod = mod
+        del self._insts[num_insts:]
+        while len(self._rvs) > num_handles:
+            self._rvs.popitem()       # dicts pop the most recently added handle first

@@ -47,6 +47,26 @@ def test_refused_primitive_changes_no_handle_nor_random_state():
     assert sch.fork_seed() == draw
 
 
+def test_refused_primitive_on_a_block_name_leaves_no_get_block():
+    sch = Schedule(add_one)
+    sch.get_loops("B")
+    before = _snapshot(sch.state)
+    with pytest.raises(ScheduleError, match="compute_inline"):
+        sch.compute_inline("B")
+    assert _snapshot(sch.state) == before
+
+
+def test_roll_back_undoes_commits_and_new_handles():
+    state = Schedule(add_one).state
+    mark = state.checkpoint()
+    rv = state.new_block_rv("main", "B")
+    state.commit("main", state.func("main").with_attr("tag", 1), "get_block", outputs=(rv,))
+    state.roll_back(mark)
+    assert state.mod is mark[0] and state.trace().insts == () and state.num_handles() == 0
+    with pytest.raises(ScheduleError, match="expected a block handle"):
+        state.block(rv, "test")
+
+
 def test_copy_is_independent():
     sch = Schedule(add_one, seed=11)
     i, j = sch.get_loops("B")
