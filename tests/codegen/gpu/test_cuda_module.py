@@ -3,6 +3,7 @@
 kernel launched with its grid, block and parameters in the PTX entry's order. The
 fake runs each launch on the simulated GPU's CPU function of that kernel, so wrong
 plumbing gives wrong numbers."""
+import ctypes
 import importlib
 
 import numpy as np
@@ -234,3 +235,15 @@ def test_kernels_run_in_order_through_a_global_intermediate(fake_gpu):
         np.testing.assert_allclose(c.numpy(), a_np[::-1] * 2 + 1, rtol=1e-6)
     assert [(name, grid) for name, grid, _ in fake.launches] == [
         ("main_kernel0", (2, 1, 1)), ("main_kernel1", (4, 1, 1))] * 2
+
+
+def test_from_dlpack_refuses_a_strided_cuda_tensor_and_leaves_it_unconsumed(fake_gpu):
+    fake_gpu(course.lowered(course.vector_add(256)))
+    a = tvm.nd.array(np.zeros((2, 3), "float32"), tvm.cuda(0))
+    capsule = a.__dlpack__()
+    address = cuda_dlpack._get_pointer(capsule, b"dltensor")
+    strides = (ctypes.c_int64 * 2)(1, 2)                       # column-major
+    cuda_dlpack.DLManagedTensor.from_address(address).dl_tensor.strides = strides
+    with pytest.raises(ValueError, match=r"tensor of shape \(2, 3\) is not C-contiguous"):
+        cuda_dlpack.from_dlpack_capsule(capsule, tvm.cuda(0))
+    assert cuda_dlpack._is_valid(capsule, b"dltensor")        # still the producer's
