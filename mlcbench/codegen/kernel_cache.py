@@ -47,6 +47,7 @@ _SCHEDULE_LOOKUP_CONFIG = "relax.build.schedule_lookup"
 _stats: Counter = Counter()
 
 
+# Per thread: a tuning thread's disabled() must not switch the cache off for the others.
 _off = threading.local()
 
 
@@ -100,7 +101,9 @@ def cache_key(fingerprints: list, target, stage: str) -> tuple[str, dict] | None
         return None
     material = {"stage": stage, "kernels": fingerprints, "target": _target_material(target),
                 "toolchain": toolchain(), "pass_context": context}
+    # Sorted, compact JSON: equal material always gives the same text, so the same key.
     text = json.dumps(material, sort_keys=True, separators=(",", ":"))
+    # The material as JSON reads it back, so it compares equal to a stored entry's key.
     return hashlib.sha256(text.encode()).hexdigest(), json.loads(text)
 
 
@@ -174,6 +177,7 @@ def _pass_context_material() -> dict | None:
 
 def _store(key: str, material: dict, module, label: str) -> bool:
     artifact = module._artifact
+    # An entry loaded from the cache is already stored.
     if artifact is None or getattr(artifact, "from_cache", False):
         return False
     return kernel_store.store(key, entry_meta(material, module, label), artifact.emit_object())
@@ -200,10 +204,12 @@ def module_from_entry(entry, material: dict, build):
     from .llvm.jit import jit_link
     meta, obj = entry
     try:
+        # A file under this key written for other material (a hash collision, a foreign file).
         if meta.get("key") != material:
             return None
         specs = decode_metadata(meta["metadata"].encode("utf-8"))
         externals = [str(name) for name in meta.get("externals", ())]
+        # Linking needs libgomp loaded when the object has parallel loops.
         if any(name.startswith(("GOMP_", "omp_")) for name in externals):
             from .llvm.parallel import load_openmp_runtime
             load_openmp_runtime()

@@ -80,6 +80,7 @@ def decode_entry(data: bytes) -> tuple[dict, bytes] | None:
         meta_len, obj_len = int(fields[3]), int(fields[4])
     except ValueError:
         return None
+    # A truncated or damaged file fails here, before its digest is computed.
     if meta_len < 0 or obj_len < 0 or len(body) != meta_len + obj_len:
         return None
     if hashlib.sha256(body).hexdigest().encode() != fields[2]:
@@ -115,6 +116,7 @@ def store(key: str, meta: dict, obj: bytes | list) -> bool:
     temp_name = None
     try:
         root.mkdir(parents=True, exist_ok=True)
+        # In the same directory, so os.replace is a rename within one file system (atomic).
         handle, temp_name = tempfile.mkstemp(prefix=key[:16] + ".", suffix=".tmp", dir=root)
         with os.fdopen(handle, "wb") as out:
             out.writelines(_entry_parts(meta, obj if isinstance(obj, list) else [obj]))
@@ -155,6 +157,7 @@ def evict(limit: int) -> int:
             kept.append((path, size))
     total = sum(size for _, size in kept)
     for path, size in kept:
+        # Oldest first (entries() sorts by modification time): least recently used go first.
         if total <= limit:
             break
         removed += _remove(path)

@@ -37,6 +37,7 @@ class ExprPrinter:
     def _expr_IntImm(self, node):
         if node.dtype.is_bool:
             return "true" if node.value else "false"
+        # A cast keeps a 64-bit constant 64-bit in C, whatever its value.
         if node.dtype.bits == 64:
             return f"(({self.dialect.c_type(node.dtype)}){node.value})"
         return str(node.value)
@@ -76,6 +77,7 @@ class ExprPrinter:
         if shift is not None:                 # an arithmetic shift floors, as TVM prints it
             return f"({a} >> {shift})"
         if self._non_negative(node.a) and self._non_negative(node.b):
+            # For non-negative operands C's truncating / is already floor division.
             return f"({a} / {b})"
         # floor(a / b) = a / b - 1 when the remainder is nonzero and the signs differ
         return f"(({a} / {b}) - ((({a} % {b}) != 0) && ((({a} % {b}) < 0) != ({b} < 0))))"
@@ -86,6 +88,7 @@ class ExprPrinter:
             return f"({a} - ({self.dialect.math('floor', node.dtype)}(({a} / {b})) * {b}))"
         shift = _log2(node.b)
         if shift is not None:
+            # A power-of-two floor modulo is a mask, also for negative a (two's complement).
             return f"({a} & {(1 << shift) - 1})"
         if self._non_negative(node.a) and self._non_negative(node.b):
             return f"({a} % {b})"

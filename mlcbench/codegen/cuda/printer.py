@@ -51,6 +51,7 @@ class KernelPrinter(ExprPrinter):
     # -- names -------------------------------------------------------------------------
     def fresh_name(self, hint: str) -> str:
         base = re.sub(r"\W", "_", hint or "v")
+        # A C identifier cannot start with a digit.
         base = base if not base[0].isdigit() else "v_" + base
         name, k = base, 0
         while name in self.taken or name in _RESERVED:
@@ -150,6 +151,7 @@ class KernelPrinter(ExprPrinter):
         if node.kind in _UNROLL_KINDS or (node.annotations or {}).get("pragma_unroll"):
             self.line("#pragma unroll")
         begin, extent = self.expr(node.min), self.expr(node.extent)
+        # Most loops start at 0; print their bound as the bare extent.
         end = extent if begin == "0" else f"({begin} + {extent})"
         c_type = self.dialect.c_type(node.loop_var.dtype)
         self.line(f"for ({c_type} {name} = {begin}; {name} < {end}; ++{name}) {{")
@@ -163,6 +165,7 @@ class KernelPrinter(ExprPrinter):
         if not isinstance(node.extent, E.IntImm):
             raise CodegenError(f"{self.dialect.name} source of {self.symbol}: the {tag} loop "
                                f"{node.loop_var.name!r} needs a constant extent")
+        # The outermost loop of a tag gives the block extent for __launch_bounds__.
         if tag in self.threads:
             self.threads[tag] = node.extent.value
         self.analyzer.bind(node.loop_var, E.Range(0, node.extent), allow_override=True)
@@ -180,6 +183,7 @@ class KernelPrinter(ExprPrinter):
         name = self.fresh_name(buffer.name)
         self.buffer_names[buffer.data] = name
         self.buffer_scopes[buffer.data] = scope
+        # Declared after the body is printed: only then is it known whether float4 reads need alignment.
         declaration = len(self.lines)
         self.stmt(node.body)
         self.lines.insert(declaration, "  " * self.depth + self._declaration(buffer, name,

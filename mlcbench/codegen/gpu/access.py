@@ -55,6 +55,7 @@ def global_sectors(threads, addrs, itemsize: int, warp_size: int) -> tuple:
     """(warp requests, sectors, ideal sectors) of one access to global memory; ideal:
     the distinct elements of each warp packed densely into sectors."""
     warps = np.broadcast_to((threads // warp_size)[:, None], addrs.shape).ravel()
+    # The warp number goes above bit 40, so one unique() counts distinct sectors per warp.
     sectors = np.unique(warps * (1 << 40) + (addrs.ravel() * itemsize) // SECTOR_BYTES)
     elements = np.unique(warps * (1 << 40) + addrs.ravel())
     _, per_warp = np.unique(elements >> 40, return_counts=True)
@@ -64,6 +65,7 @@ def global_sectors(threads, addrs, itemsize: int, warp_size: int) -> tuple:
 
 def shared_wavefronts(threads, addrs, itemsize: int, warp_size: int) -> tuple:
     """(warp requests, wavefronts, conflict-free wavefronts) of one shared access."""
+    # Wider accesses are served a half or a quarter warp at a time.
     per_thread = max(1, addrs.shape[1] * itemsize // BANK_BYTES)
     group_size = max(1, warp_size // per_thread)
     groups = np.broadcast_to((threads // group_size)[:, None], addrs.shape).ravel()

@@ -72,6 +72,7 @@ class _Loads(StmtExprMutator):
         ok, first = check
         if ok is True:
             return op if indices == op.indices else E.BufferLoad(op.buffer, indices, op.dtype)
+        # Under a vector condition both sides are evaluated: such a load is clamped, not noted.
         vector_guarded = any(g.dtype.lanes > 1 for g in self.guards)
         if not vector_guarded:
             self.checks.append((self._guarded(ok), self.checker.access_id(op.buffer, op),
@@ -98,6 +99,7 @@ class _Loads(StmtExprMutator):
         cond = self.visit(op.args[0])
         self.guards.append(cond)
         then = self.visit(op.args[1])
+        # The else side runs where the condition is false: its loads are guarded by the negation.
         self.guards[-1] = E.Not(cond)
         other = self.visit(op.args[2])
         self.guards.pop()
@@ -167,6 +169,7 @@ class BoundsChecks:
         None when the index is a vector gather (clamped, not recorded)."""
         terms, proven = [], True
         for dim, index in zip(buffer.shape, indices):
+            # A contiguous vector is inside when its first and last lanes are.
             if isinstance(index, E.Ramp):
                 ends = [index.base, index.base + index.stride * E.const(index.lanes - 1)]
             elif isinstance(index, E.Broadcast):
@@ -181,6 +184,7 @@ class BoundsChecks:
                 if not self.analyzer.can_prove(inside):
                     proven = False
                     terms.append(inside)
+        # The index reported on failure: the first lane of a vector access.
         first = _first_lane(indices[0]) if len(indices) == 1 else indices[0]
         if proven:
             return True, first
@@ -244,6 +248,7 @@ class BoundsChecks:
         """Note the failing access of ``checks`` (if one fails and the thread has none
         yet) in its slot: stores indexed by the thread, which vectorize over the thread
         loop."""
+        # Plus one, so that 0 in a thread's slot means "no failure yet".
         access, index = E.const(checks[-1][1] + 1, "int32"), _as_i64(checks[-1][2])
         for ok, aid, first in reversed(checks[:-1]):
             access = E.Select(E.Not(ok), E.const(aid + 1, "int32"), access)
@@ -266,6 +271,7 @@ class BoundsChecks:
         clear = S.For(t, E.const(0), count, S.ForKind.SERIAL,
                       S.BufferStore(self.thread_access, E.const(0, "int32"), (t,)))
         slot = _as_i64(self.block_id) * E.const(RECORD_FIELDS, "int64")
+        # Threads in order and only while the record is empty: the lowest failing thread wins.
         failed = _and(E.BufferLoad(self.thread_access, (t,)) != E.const(0, "int32"),
                       E.BufferLoad(self.record, (slot,)) == E.const(0, "int64"))
         copy = S.SeqStmt((
@@ -294,6 +300,7 @@ class BoundsChecks:
     def _stmt_For(self, stmt):
         lo, check_lo = self._checked_first(stmt, stmt.min)
         extent, check_extent = self._checked_first(stmt, stmt.extent)
+        # Only bounds that read no memory are facts the analyzer may keep.
         if not _has_load(lo) and not _has_load(extent):
             self.analyzer.bind(stmt.loop_var, E.Range(lo, extent), allow_override=True)
         body = self.instrument(stmt.body)
@@ -315,6 +322,7 @@ class BoundsChecks:
 
     def _stmt_LetStmt(self, stmt):
         value, check = self._checked_first(stmt, stmt.value)
+        # The analyzer binds scalar integers; a value read from memory may change before use.
         if not _has_load(value) and value.dtype.is_int and value.dtype.lanes == 1:
             self.analyzer.bind(stmt.var, value, allow_override=True)
         body = self.instrument(stmt.body)

@@ -33,6 +33,7 @@ def _numpy_dtype(dtype):
     scalar = dtype.with_lanes(1)
     if scalar.is_float:
         return scalar.to_numpy()
+    # All integers as int64: index arithmetic cannot overflow while tracing.
     return np.bool_ if str(scalar) == "bool" else np.int64
 
 
@@ -84,6 +85,7 @@ class ExprEvaluator:
 
     def _binary(self, expr, mask):
         a, b = self.eval(expr.a, mask), self.eval(expr.b, mask)
+        # TIR's Div on integers truncates toward zero (C's /), unlike numpy's //.
         if isinstance(expr, E.Div):
             result = a / b if expr.dtype.is_float else _trunc_div(a, _nonzero(b))
         else:
@@ -122,6 +124,7 @@ class ExprEvaluator:
         op, args = expr.op, expr.args
         if op == "tir.if_then_else":
             cond = np.broadcast_to(self.eval(args[0], mask)[:, 0], mask.shape)
+            # Each side only for the threads that take it, so a guarded load is never traced out of bounds.
             then = self.eval(args[1], mask & cond) if (mask & cond).any() else 0
             other = self.eval(args[2], mask & ~cond) if (mask & ~cond).any() else 0
             return np.where(cond[:, None], then, other).astype(_numpy_dtype(expr.dtype))
@@ -132,6 +135,7 @@ class ExprEvaluator:
             self.count_flops(2 * int(mask.sum()) * expr.dtype.lanes)
             return a * b + c
         values = [self.eval(a, mask) for a in args if not isinstance(a, E.StringImm)]
+        # Inactive threads may hold any value (log of 0): no warnings for results nobody uses.
         if op in _UNARY_MATH and len(values) == 1:
             self.count_flops(int(mask.sum()) * expr.dtype.lanes)
             with np.errstate(all="ignore"):

@@ -106,6 +106,7 @@ def launch_nest(kernel: PrimFunc, name: str) -> LaunchNest:
                                    f"{axis.tag!r}; the simulator runs blockIdx.* and "
                                    "threadIdx.* (lower vthread loops first)")
             stmt = stmt.body
+        # Allocations between the grid and the threads are per block (shared memory).
         elif isinstance(stmt, (S.Allocate, S.DeclBuffer)) and not threads:
             wrappers.append(stmt)
             stmt = stmt.body
@@ -158,6 +159,7 @@ def launch_sequence(host: PrimFunc, name: str) -> tuple:
               and stmt.value.op == LAUNCH_OP):
             kernel_name, *args = stmt.value.args
             launches.append(Launch(kernel_name.value, tuple(args)))
+        # Evaluate(0) is an empty statement; anything else would run on the host.
         elif not (isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.IntImm)):
             raise CodegenError(f"host function {name!r}: expected only kernel launches "
                                f"(tir.launch_kernel) and global allocations, found "

@@ -98,6 +98,7 @@ def occupancy(spec: GPUSpec, kernel: str, threads: int, shared_bytes: int,
         raise GPUSimulationError(f"kernel {kernel!r}: {shared_bytes} bytes of shared memory "
                                  "per block exceed max_shared_memory_per_block="
                                  f"{spec.max_shared_per_block} of {spec.name}")
+    # A partial warp still occupies a whole warp's slots.
     warps = -(-threads // spec.warp_size)
     limits = {"blocks": spec.max_blocks_per_sm,
               "threads": spec.max_threads_per_sm // (warps * spec.warp_size),
@@ -105,6 +106,7 @@ def occupancy(spec: GPUSpec, kernel: str, threads: int, shared_bytes: int,
     if shared_bytes:
         limits["shared memory"] = spec.max_shared_per_sm // shared_bytes
     limiter = min(limits, key=limits.get)
+    # One block at least, even where the register estimate says none would fit.
     blocks = max(1, limits[limiter])
     max_warps = spec.max_threads_per_sm // spec.warp_size
     return Occupancy(blocks, min(blocks * warps, max_warps), max_warps, limiter)
@@ -135,6 +137,7 @@ def modeled_time(spec: GPUSpec, occ: Occupancy, num_blocks: int, global_sectors:
     t_compute = flops / (spec.fp32_gflops * 1e9)
     rounds = math.ceil(num_blocks / spec.sm_count)
     fill = num_blocks / (rounds * spec.sm_count)
+    # A grid smaller than the SMs' capacity leaves them partly empty.
     resident = min(occ.blocks_per_sm, rounds) / occ.blocks_per_sm
     hiding = min(1.0, occ.fraction * resident / OCCUPANCY_FOR_FULL_SPEED)
     seconds = max(t_global, t_shared, t_compute) / (fill * hiding) + LAUNCH_SECONDS

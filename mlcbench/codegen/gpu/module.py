@@ -53,6 +53,7 @@ class GPUKernel:
                 bindings[param] = value
                 continue
             args.append(self._shaped(buffer, value, bindings))
+            # The tracer reads flat memory, as the lowered kernel indexes it.
             bindings[buffer.data] = value.reshape(-1)
         return args, bindings
 
@@ -96,6 +97,7 @@ class HostFunction:
             env[param] = env[buffer.data] = self._device_array(param, arg)
         for buffer in self.allocations:
             shape = tuple(int(d) for d in buffer.shape)
+            # Zeroed, so a kernel that reads an intermediate before writing it is deterministic.
             env[buffer.data] = np.zeros(shape, dtype=buffer.dtype.to_numpy())
         return env
 
@@ -157,6 +159,7 @@ class GPUFunction:
         for launch in self.host.launches:
             kernel = self.host.kernels[launch.kernel]
             planned.append((kernel, *kernel.buffers(self.host.launch_args(launch, env))))
+        # Counters depend on shapes and scalars, not on the data: trace once per signature.
         key = _signature(args)
         if trace or key not in self._profiles:
             kernels = tuple(profile_kernel(k.nest, g, self.spec) for k, _, g in planned)
@@ -239,6 +242,7 @@ class GPUModule(Module):
 
         def evaluator(*call_args):
             found = function.run(call_args)
+            # A model gives the same time on every repeat: report it repeat times.
             return BenchmarkResult((found.seconds,) * repeat)
         return TimeEvaluator(func_name, evaluator)
 

@@ -86,6 +86,7 @@ def profile_kernel(nest: LaunchNest, globals_: dict, spec: GPUSpec) -> KernelPro
     """Trace ``nest`` (raising on races and out-of-bounds accesses) and model its time."""
     tracer = KernelTracer(nest, globals_, spec.warp_size).run()
     shared = sum(_bytes(b) for b in nest.shared_buffers())
+    # 255 is the most registers a CUDA thread can address.
     registers = min(255, BASE_REGISTERS + _local_words(nest.body))
     occ = occupancy(spec, nest.name, nest.num_threads, shared, registers)
     counts = tuple(tracer.counts.values())
@@ -107,6 +108,7 @@ def _local_words(body) -> int:
     def visit(node):
         if isinstance(node, S.Allocate) and node.buffer.scope == "local":
             if all(hasattr(d, "value") for d in node.buffer.shape):
+                # Rounded up: a partly used 4-byte register is still a whole register.
                 words.append(-(-_bytes(node.buffer) // 4))
     post_order_visit(body, visit)
     return sum(words)

@@ -22,6 +22,7 @@ def sample_blocks(grid: tuple) -> list:
     of a small grid)."""
     if np.prod(grid) <= ALL_BLOCKS_UP_TO:
         return list(itertools.product(*[range(g) for g in grid]))
+    # Affine indices reach their extremes at the grid's corners; the middle block is typical.
     corners = itertools.product(*[sorted({0, g - 1}) for g in grid])
     return list(dict.fromkeys(list(corners) + [tuple(g // 2 for g in grid)]))
 
@@ -32,6 +33,7 @@ def sample_iterations(start: int, stop: int, branches: bool) -> list:
     on the loop variable) the first, middle and last, the middle standing for all but
     the first and last."""
     extent = stop - start
+    # Too short to sample: every iteration runs.
     if extent <= (3 if branches else 2):
         return [(i, 1) for i in range(start, stop)]
     if branches:

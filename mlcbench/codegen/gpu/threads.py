@@ -54,6 +54,7 @@ def kernel_as_cpu_func(kernel: PrimFunc, nest: LaunchNest) -> tuple:
     if nest.blocks:
         stride = 1
         for axis in nest.blocks:
+            # blockIdx.x varies fastest in the linear block id, as CUDA numbers blocks.
             value = (block // stride) % axis.extent if stride > 1 \
                 else block % axis.extent
             body = S.LetStmt(axis.var, value, body)
@@ -92,6 +93,7 @@ class ThreadDistributor:
 
     # -- which statements need splitting --------------------------------------------------
     def has_barrier(self, stmt) -> bool:
+        # Memoized by identity: pushable and needs_split ask again for the same subtrees.
         key = id(stmt)
         if key not in self._has_barrier:
             found = []
@@ -106,6 +108,7 @@ class ThreadDistributor:
         def check(node):
             if isinstance(node, E.Var) and node in self.thread_vars:
                 varying.append(node)
+            # Local memory is per thread, so what it holds may differ between threads.
             elif isinstance(node, E.BufferLoad) and node.buffer.scope == "local":
                 varying.append(node)
         post_order_visit(expr, check)
@@ -144,6 +147,7 @@ class ThreadDistributor:
     # -- the transformation ---------------------------------------------------------------
     def distribute(self, stmt) -> S.Stmt:
         if is_barrier(stmt):
+            # Splitting the sequence at this point is the barrier: the next phase starts after it.
             return S.Evaluate(E.const(0))
         if not self.needs_split(stmt):
             return self.thread_loops(stmt)
@@ -155,6 +159,7 @@ class ThreadDistributor:
 
     def thread_loops(self, stmt) -> S.Stmt:
         """``for tz, ty, tx: stmt`` with fresh loop variables (threadIdx.x innermost)."""
+        # Each phase binds its own thread variables: a variable is defined once.
         fresh = {axis.var: E.Var(axis.var.name, axis.var.dtype) for axis in self.nest.threads}
         body = substitute(stmt, fresh)
         for axis in self.nest.threads:
@@ -183,6 +188,7 @@ class ThreadDistributor:
     def _split_For(self, stmt):
         self.require_uniform(stmt.min, f"the bound of loop {stmt.loop_var.name!r}", stmt)
         self.require_uniform(stmt.extent, f"the extent of loop {stmt.loop_var.name!r}", stmt)
+        # Serial: every thread must see the loop's barriers in the same iteration.
         return dataclasses.replace(stmt, kind=S.ForKind.SERIAL, body=self.distribute(stmt.body))
 
     def _split_IfThenElse(self, stmt):
@@ -211,6 +217,7 @@ class ThreadDistributor:
 
     def _split_Allocate(self, stmt):
         buffer = stmt.buffer
+        # Shared memory is one copy per block already: only its body is split.
         if buffer.scope.startswith("shared"):
             return dataclasses.replace(stmt, body=self.distribute(stmt.body))
         count = _constant_count(buffer)
@@ -260,6 +267,7 @@ def _add_offset(index, offset):
         return index
     if isinstance(index, E.Ramp):
         return E.Ramp(_add_offset(index.base, offset), index.stride, index.lanes)
+    # The offset follows the index's integer type (int32 or int64).
     if offset.dtype != index.dtype:
         offset = E.cast(index.dtype, offset)
     return index + offset

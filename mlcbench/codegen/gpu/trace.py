@@ -64,6 +64,7 @@ class KernelTracer(ExprEvaluator):
     # -- driving ----------------------------------------------------------------------
     def run(self) -> "KernelTracer":
         blocks = sample_blocks(self.nest.grid)
+        # Each sampled block stands for an equal share of the grid in the counts.
         block_weight = self.nest.num_blocks / len(blocks)
         tids = np.arange(self.num_threads)
         for block in blocks:
@@ -126,6 +127,7 @@ class KernelTracer(ExprEvaluator):
 
     def _exec_IfThenElse(self, stmt, mask):
         self.current = stmt
+        # Threads diverge: each side runs with the threads whose condition sends them there.
         cond = np.broadcast_to(self.eval(stmt.condition, mask)[:, 0], mask.shape)
         if (mask & cond).any():
             self.exec(stmt.then_case, mask & cond)
@@ -147,10 +149,12 @@ class KernelTracer(ExprEvaluator):
         shape = (self.num_threads, 1)
         lows = np.broadcast_to(self.eval(stmt.min, mask), shape)[:, 0]
         highs = lows + np.broadcast_to(self.eval(stmt.extent, mask), shape)[:, 0]
+        # The union of the active threads' ranges; each iteration masks the threads outside it.
         start, stop = int(lows[mask].min()), int(highs[mask].max())
         if stop <= start:
             return
         saved = self.weight
+        # Loop facts depend only on the loop's code: computed once, reused for every block.
         facts = self._loop_facts.get(id(stmt))
         if facts is None:
             facts = self._loop_facts[id(stmt)] = loop_facts(stmt)
@@ -162,6 +166,7 @@ class KernelTracer(ExprEvaluator):
             if inside.any():
                 self.env[stmt.loop_var] = np.array([[i]])
                 self.exec(stmt.body, inside)
+                # Later iterations find loop-invariant loads already in registers.
                 loop.first = False
         self.loops.pop()
         self.weight = saved
@@ -219,6 +224,7 @@ class KernelTracer(ExprEvaluator):
                 f"kernel {self.nest.name!r}, block {self.block_name()}: thread {missing} "
                 f"does not reach the barrier `{_line(stmt)}`: every thread of a block must "
                 "reach each tvm_storage_sync (move it out of the thread-dependent if)")
+        # A barrier orders every access before it against every one after: races restart.
         for epoch in self.epochs.values():
             epoch.reset()
 
@@ -226,6 +232,7 @@ class KernelTracer(ExprEvaluator):
         size = int(np.prod([int(d) for d in buffer.shape]))
         np_dtype = buffer.dtype.with_lanes(1).to_numpy()
         if buffer.scope == "local":
+            # Local memory is per thread: one row each.
             self.memory[buffer.data] = np.zeros((self.num_threads, size), dtype=np_dtype)
         else:
             self.memory[buffer.data] = np.zeros(size, dtype=np_dtype)
@@ -285,6 +292,7 @@ class KernelTracer(ExprEvaluator):
 
     def _count(self, buffer, threads, addrs, is_write: bool) -> None:
         scope = "shared" if buffer.scope.startswith("shared") else buffer.scope
+        # Local buffers live in registers: no memory traffic to count.
         if scope == "local":
             return
         kind = "store" if is_write else "load"

@@ -150,6 +150,7 @@ def compile_ir(ir_text: str, target, name: str = "module",
     optimize(module, machine)
     pipeline = "O3"
     if not _verifies(module):
+        # From the IR text again: the failed pipeline has already rewritten the module.
         module = _parse_module(ir_text, name, imports)
         optimize(module, machine, slp_vectorization=False)
         pipeline = "O3 without SLP vectorization (the full pipeline produced invalid IR)"
@@ -189,6 +190,7 @@ def _verifies(module: llvm.ModuleRef) -> bool:
 
 @lru_cache(maxsize=None)
 def _process_namespace() -> ctypes.CDLL:
+    # The process's own symbols (libc, libm), as dlopen(NULL) sees them.
     return ctypes.CDLL(None)
 
 

@@ -156,9 +156,11 @@ class ExprEmitter(MemoryAccess, IntrinsicCalls):
             return self._nan_propagating_min_max(op, symbol, a, b)
         unordered = self.builder.fcmp_unordered("uno", a, b)
         picked = self.builder.select(self._compare(symbol, op.a.dtype, a, b), a, b)
+        # a + b is NaN whenever either operand is: the NaN result without a branch.
         return self.builder.select(unordered, self.builder.fadd(a, b), picked)
 
     def _nan_propagating_min_max(self, op, symbol: str, a, b):
+        # Put the plain constant second, where the select below expects it.
         if _plain_constant(op.a, symbol):
             a, b = b, a
         if _plain_constant(op.a, symbol) or _plain_constant(op.b, symbol):
@@ -210,6 +212,7 @@ class ExprEmitter(MemoryAccess, IntrinsicCalls):
     def _expr_Ramp(self, op):
         """``[base, base + stride, ...]`` = splat(base) + <0, 1, ...> * splat(stride)."""
         base = self.emit_expr(op.base)
+        # The stride in the base's type, so the vector arithmetic has one type.
         stride = self.emit_expr(E.convert(op.stride, op.base.dtype))
         vec_type = ir.VectorType(base.type, op.lanes)
         steps = ir.Constant(vec_type, [ir.Constant(base.type, k) for k in range(op.lanes)])

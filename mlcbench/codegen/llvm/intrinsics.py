@@ -41,6 +41,7 @@ class IntrinsicCalls:
     """Mixin: ``emit_call`` and ``call_intrinsic``; needs ``builder``, ``module``, ``emit_expr``."""
 
     def declare_function(self, name: str, ret: ir.Type, args) -> ir.Function:
+        # A module declares a name once; later calls reuse that declaration.
         existing = self.module.globals.get(name)
         if existing is not None:
             return existing
@@ -60,6 +61,7 @@ class IntrinsicCalls:
             return self._access_ptr(op)
         if name == "if_then_else":
             return self._if_then_else(op)
+        # likely is only a hint: its value is its argument's.
         if name == "likely":
             return self.emit_expr(op.args[0])
         args = [self.emit_expr(a) for a in op.args]
@@ -129,6 +131,7 @@ class IntrinsicCalls:
     def _call_bitwise_not(self, op, args):
         return self.builder.not_(args[0])
 
+    # Signed values shift their sign bit in (arithmetic shift), unsigned ones zeros.
     def _call_shift_right(self, op, args):
         if op.dtype.is_int:
             return self.builder.ashr(args[0], args[1])
@@ -154,6 +157,7 @@ class IntrinsicCalls:
         """Call ``tanhf``/``tanh`` per lane; float16 computes in float32."""
         elem = dt.element
         compute = T.scalar_type(elem) if elem.bits != 16 else ir.FloatType()
+        # libm's float32 variants end in f (tanf, erff).
         name = base + ("f" if str(compute) == "float" else "")
         fn = self.declare_function(name, compute, [compute])
         fn.attributes.add("nounwind")
@@ -196,6 +200,7 @@ class IntrinsicCalls:
     def _if_then_else(self, op) -> ir.Value:
         """``cond ? a : b`` evaluating only the taken side (a guarded load stays safe)."""
         cond = self.emit_expr(op.args[0])
+        # A vector condition evaluates both sides; VectorizeLoop allows that only without loads.
         if T.is_vector(cond):
             t, f = self.emit_expr(op.args[1]), self.emit_expr(op.args[2])
             return self.builder.select(cond, t, f)

@@ -75,6 +75,7 @@ class MemoryAccess:
 
     def _element_address(self, pointer, offset_expr, elem_type) -> ir.Value:
         offset = self._to_i64(self.emit_expr(offset_expr), offset_expr.dtype)
+        # inbounds: a TIR access never leaves its buffer, which lets LLVM reason about offsets.
         return self.builder.gep(pointer, [offset], inbounds=True, source_etype=elem_type)
 
     def emit_load(self, buffer, indices, dtype: DataType) -> ir.Value:

@@ -68,6 +68,7 @@ class ParallelLoops:
         extent = self.emit_expr(loop.extent)
         frame_type = ir.LiteralStructType([v.type for _, v in captured] + [begin.type] * 3)
         frame = self.stack_slot(frame_type, "parallel_frame")
+        # The shared counter counts from 0; each chunk adds the loop's min back.
         next_chunk = ir.Constant(begin.type, 0)
         for k, value in enumerate([v for _, v in captured] + [begin, extent, next_chunk]):
             slot = self.builder.gep(frame, [ir.Constant(T.I32, 0), ir.Constant(T.I32, k)],
@@ -103,6 +104,7 @@ class ParallelLoops:
         fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), name=name)
         fn.linkage = "internal"
         fn.attributes.add("nounwind")
+        # Inlined into the worker, its pointers would come from the frame and lose noalias.
         fn.attributes.add("noinline")
         inner = FunctionEmitter(self.ctx, fn, self.symbol, noalias=self.noalias,
                                 in_parallel=True, display_name=self.display_name)
@@ -134,6 +136,7 @@ class ParallelLoops:
         nthreads = builder.sext(nthreads, ty) if ty != T.I32 else nthreads
         pieces = builder.mul(nthreads, ir.Constant(ty, 2))
         align = ty.width // 8
+        # Monotonic is enough: the counter only hands out ranges, and the team's join orders the data.
         first = builder.load_atomic(counter, "monotonic", align, typ=ty)
         entry = builder.block
         head, claim, run, done = (fn.append_basic_block(n) for n in ("head", "claim", "run", "done"))
@@ -146,6 +149,7 @@ class ParallelLoops:
         remaining = builder.sub(extent, lo)
         size = builder.sdiv(builder.sub(builder.add(remaining, pieces), ir.Constant(ty, 1)), pieces)
         hi = builder.add(lo, size)
+        # Another thread may have claimed first: on failure, retry from the value it left.
         swap = builder.cmpxchg(counter, lo, hi, "monotonic", "monotonic")
         seen = builder.extract_value(swap, 0)
         lo.add_incoming(seen, claim)

@@ -34,6 +34,7 @@ class StmtEmitter:
             self.emit_stmt(stmt)
 
     def _stmt_Evaluate(self, op):
+        # Evaluate of a constant is how an empty body is spelled: nothing to emit.
         if not isinstance(op.value, (E.IntImm, E.FloatImm)):
             self.emit_expr(op.value)
 
@@ -84,6 +85,7 @@ class StmtEmitter:
         if op.kind == ForKind.THREAD_BINDING:
             self.fail("a thread-bound loop needs a GPU target; the llvm target runs on the CPU",
                       op)
+        # Inside an outlined parallel body the team is busy: nested parallel loops run serially.
         if op.kind == ForKind.PARALLEL and not self.in_parallel:
             self.emit_parallel_for(op)
             return
@@ -111,6 +113,7 @@ class StmtEmitter:
             emit_body()
         finally:
             del self.vars[loop_var]
+        # nsw: the counter never wraps, which lets LLVM compute the trip count.
         step = self.builder.add(index, ir.Constant(index.type, 1), flags=("nsw",))
         index.add_incoming(step, self.builder.block)
         latch = self.builder.branch(header)
@@ -126,6 +129,7 @@ class StmtEmitter:
         count = _constant_count(buffer.shape)
         if count is not None and self.stack_bytes + count * elem_bytes <= STACK_LIMIT_BYTES:
             self.stack_bytes += count * elem_bytes
+            # One element at least: a zero-size buffer still gets a valid address.
             slot = self.stack_slot(ir.ArrayType(elem_type, max(count, 1)), buffer.name,
                                    ALLOC_ALIGN)
             self._with_bound(buffer.data, slot, op.body)
@@ -149,8 +153,10 @@ class StmtEmitter:
         for extent in buffer.shape:
             count = self.builder.mul(count, self._to_i64(self.emit_expr(extent), extent.dtype))
         size = self.builder.mul(count, ir.Constant(T.I64, elem_bytes))
+        # aligned_alloc wants a size that is a multiple of the alignment.
         size = self.builder.and_(self.builder.add(size, ir.Constant(T.I64, ALLOC_ALIGN - 1)),
                                  ir.Constant(T.I64, -ALLOC_ALIGN))
+        # A zero size may give NULL, which would read as a failed allocation.
         size = self.builder.select(self.builder.icmp_unsigned("==", size, ir.Constant(T.I64, 0)),
                                    ir.Constant(T.I64, ALLOC_ALIGN), size)
         alloc = self.declare_function("aligned_alloc", T.POINTER, [T.I64, T.I64])

@@ -47,6 +47,7 @@ def constant(dt, value) -> ir.Constant:
     elif dt.is_bool:
         value = int(bool(value))
     else:
+        # A negative value for an unsigned type keeps its two's-complement bits, as in C.
         value = int(value) & ((1 << dt.bits) - 1) if int(value) < 0 and dt.is_uint else int(value)
     scalar = ir.Constant(elem, value)
     if dt.lanes > 1:
@@ -90,6 +91,7 @@ def convert(builder: ir.IRBuilder, value: ir.Value, src: DataType, dst: DataType
     s, d = src.element, dst.element
     if d.is_bool:
         zero = ir.Constant(value.type, None)
+        # NaN converts to true, as in C (NaN != 0).
         return builder.fcmp_unordered("!=", value, zero) if s.is_float \
             else builder.icmp_unsigned("!=", value, zero)
     if s.is_float and d.is_float:
