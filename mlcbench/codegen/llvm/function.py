@@ -55,6 +55,7 @@ class FunctionEmitter(ExprEmitter, StmtEmitter, ParallelLoops):
         self.ctx, self.module, self.function = ctx, ctx.module, function
         self.display_name = display_name or symbol
         self.symbol, self.noalias, self.in_parallel = symbol, noalias, in_parallel
+        # The entry block holds only allocas: LLVM promotes those to registers, and they run once.
         entry = function.append_basic_block("entry")
         self.start_block = function.append_basic_block("start")
         self.alloca_builder = ir.IRBuilder(entry)
@@ -82,6 +83,7 @@ class FunctionEmitter(ExprEmitter, StmtEmitter, ParallelLoops):
     def mark_pointer_arg(self, arg: ir.Argument) -> None:
         if self.noalias:
             arg.add_attribute("noalias")
+        # A kernel never keeps a buffer pointer beyond the call.
         arg.add_attribute("captures(none)")
 
     def emit_failure_exit(self) -> None:
@@ -146,6 +148,7 @@ def emit_prim_func(ctx: ModuleContext, symbol: str, func) -> ir.Function:
     arg_types = [param_type(p, func) for p in func.params] + [T.I64] * len(shape_vars)
     fn = ir.Function(ctx.module, ir.FunctionType(T.I32, arg_types), name=symbol)
     fn.attributes = StringFunctionAttributes(["nounwind"])
+    # LLVM prefers 256-bit vectors on AVX-512 CPUs unless a function asks for more.
     if getattr(ctx.target, "vector_width_bits", 0) >= 512:
         fn.attributes.add('"prefer-vector-width"="512"')
     emitter = FunctionEmitter(ctx, fn, symbol, noalias=bool(func.attrs.get("tir.noalias", True)),
@@ -177,6 +180,7 @@ def _bind_param(emitter: FunctionEmitter, func, param, arg) -> None:
         return
     value = arg
     if param.dtype.is_bool:
+        # Any nonzero byte is true, as in C.
         value = emitter.builder.icmp_unsigned("!=", arg, ir.Constant(T.I8, 0))
     emitter.vars[param] = value
 
