@@ -145,6 +145,7 @@ class LocalBuilder(Builder):
                 results[index] = BuildResult(None, None, f"{kind}: {err}",
                                              time.time() - started,
                                              MeasureErrorNo.INSTANTIATION_ERROR)
+        # A batch belongs to one task, so the first input's target stands for all.
         target = Target(str(measure_inputs[0].target)) if measure_inputs else None
         built = self._builder.build([ms_builder.BuilderInput(m, target) for _, m in modules])
         for (index, mod), out in zip(modules, built):
@@ -152,6 +153,7 @@ class LocalBuilder(Builder):
                 results[index] = BuildResult(out.artifact_path, ArgInfo.from_entry_func(mod),
                                              None, time.time() - started)
             else:
+                # meta_schedule reports failures as text: the kind is read from its wording.
                 error_no = MeasureErrorNo.BUILD_TIMEOUT if "timeout" in out.error_msg \
                     else MeasureErrorNo.COMPILE_HOST
                 results[index] = BuildResult(None, None, out.error_msg, time.time() - started,
@@ -207,6 +209,7 @@ class LocalRunner(Runner):
 
     def run(self, measure_inputs, build_results) -> list:
         # one batch: a runner on several workers measures the configs at once
+        # all_cost covers the build too, as TVM's does.
         started = time.time() - max((b.time_cost for b in build_results), default=0.0)
         ready = [ms_runner.RunnerInput(b.filename, "llvm", b.arg_info, self.reference_path)
                  for b in build_results if b.error is None]
@@ -216,6 +219,7 @@ class LocalRunner(Runner):
             if built.error is not None:
                 results.append(_error(built.error_no, built.error, started))
                 continue
+            # Results come back in the order the built configs were sent.
             out = next(outs)
             if out.error_msg is None:
                 results.append(MeasureResult(tuple(out.run_secs), 0, time.time() - started,

@@ -79,6 +79,7 @@ _ENTITY_VALUES = {"sp": (is_int, "a list of integers"), "re": (is_int, "a list o
                   "an": (lambda v: isinstance(v, str), "a list of strings")}
 
 
+# A log repeats a handful of targets over thousands of lines: parse each text once.
 @functools.lru_cache(maxsize=64)
 def _check_target(text: str) -> None:
     try:
@@ -136,6 +137,7 @@ def load_from_file(filename: str):
             rows.append(from_json(row))
         except TuningError as err:
             raise TuningError(f"{filename}:{number}: {err}") from None
+    # All lines are parsed first, so a bad line raises before any record is used.
     return iter(rows)
 
 
@@ -159,6 +161,7 @@ def pick_best(in_file: str, out_file: str) -> None:
         key = (str(inp.target), inp.workload)
         if key not in best or cost < best[key][0]:
             best[key] = (cost, inp, result)
+    # Truncate first: append() adds lines, and the output holds only the best records.
     with open(out_file, "w", encoding="utf-8"):
         pass
     for _, inp, result in best.values():

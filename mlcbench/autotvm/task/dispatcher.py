@@ -19,6 +19,7 @@ from .space import FallbackConfigEntity
 __all__ = ["DispatchContext", "ApplyConfig", "ApplyHistoryBest", "FallbackContext",
            "apply_history_best"]
 
+# Per thread: tuning threads each enter their own contexts.
 _LOCAL = threading.local()
 
 
@@ -35,6 +36,7 @@ class DispatchContext:
     def query(self, target, workload):
         config = self._query_inside(target, workload)
         if config is None:
+            # A context used without `with` has no parent: the fallback answers for it.
             parent = getattr(self, "_parent", None) or FallbackContext.root()
             config = parent.query(target, workload)
         return config
@@ -117,6 +119,7 @@ class ApplyHistoryBest(DispatchContext):
         return None if hit is None else hit[1]
 
     def _record_inside(self, target, workload):
+        # With no current target, the best record of any target answers.
         kind = _target_kind(target)
         return self.best_by_target.get((kind, workload)) if kind is not None else \
             self.best_by_workload.get(workload)
@@ -138,6 +141,7 @@ class FallbackContext(DispatchContext):
         return cls._root
 
     def query(self, target, workload):
+        # Once per workload: a model calls the same template many times.
         if workload not in self.warned and not self.silent:
             self.warned.add(workload)
             warnings.warn(f"Cannot find config for target={target}, workload={workload}. A "

@@ -85,6 +85,7 @@ def extract_from_program(mod, params=None, target=None, target_host=None, ops=No
         if anchor is None or anchor.kind not in kinds:
             continue
         for workload in anchor.workloads():
+            # A workload's count is how often the model runs it, over all its kernels.
             counts[workload] = counts.get(workload, 0) + kernel.weight
     tasks = []
     for workload, count in counts.items():
@@ -126,6 +127,7 @@ def tuned_kernel(func, name: str, target, context: DispatchContext | None = None
     best = None
     for workload in anchor.workloads():
         hit = context.best_record(target, workload)
+        # Whichever template has the fastest record wins.
         if hit is not None and (best is None or hit[0] < best[0]):
             best = (hit[0], workload, hit[1])
     if best is None:
@@ -139,6 +141,7 @@ def tuned_kernel(func, name: str, target, context: DispatchContext | None = None
 def context_schedule_lookup():
     """The ``relax.build`` lookup of the active dispatch context; None outside one."""
     context = DispatchContext.current()
+    # Outside apply_history_best there are no records to look up.
     if isinstance(context, FallbackContext):
         return None
     return functools.partial(tuned_kernel, context=context)

@@ -38,6 +38,7 @@ class SplitEntity:
         """Split ``axis`` of ``sch[op]`` into ``len(size)`` loops; returns them."""
         loops = []
         for i in range(1, len(self.size)):
+            # Split by the product of the inner sizes, so the outermost (-1) takes what is left.
             outer, axis = sch[op].split(axis, factor=math.prod(self.size[i:]))
             loops.append(outer)
         return loops + [axis]
@@ -156,8 +157,10 @@ def split_candidates(extent: int, num_outputs: int, policy: str, max_factor: int
     sizes = []
     for inner in itertools.product(factors, repeat=num_outputs - 1):
         product = math.prod(inner)
+        # Each factor divides the extent, but their product must too.
         if policy == "factors" and extent % product:
             continue
+        # Power-of-two splits may not divide: they only must fit.
         if product <= extent:
             sizes.append([-1] + list(inner))
     return sizes
@@ -192,6 +195,7 @@ class ConfigSpace:
             raise TuningError(f"knob {name!r}: no candidate is left ({description}); relax "
                               "the filter or the maximum factor")
         self.space_map[name] = Knob(entities, description)
+        # While collecting, a template reads the first candidate of each knob.
         self._entity_map[name] = entities[0]
 
     def define_split(self, name, axis, num_outputs: int = 2, policy: str = "factors",
@@ -204,6 +208,7 @@ class ConfigSpace:
             entities = [e for e in entities if filter(e)]
         self._add(name, entities, f"Split(policy={policy}, product={extent}, "
                                   f"num_outputs={num_outputs})")
+        # TVM's define_split returns the axes; templates only unpack them.
         return [axis] * num_outputs
 
     def define_knob(self, name: str, candidate):
@@ -300,6 +305,7 @@ class ConfigEntity(ConfigSpace):
 
     def get_flatten_feature(self) -> list:
         """Knob positions as numbers (the "knob" features of the XGB tuner)."""
+        # Knob positions when the space is known; otherwise the values themselves.
         if self._space is not None:
             return [float(p) for p in self._space.point2knob(self.index)]
         return [float(v) for e in self._entity_map.values()
@@ -323,6 +329,7 @@ class ConfigEntity(ConfigSpace):
     def __eq__(self, other) -> bool:
         return isinstance(other, ConfigEntity) and self._entity_map == other._entity_map
 
+    # Equal configs share an index within one space, so hashing by index agrees with __eq__.
     def __hash__(self) -> int:
         return hash(self.index)
 

@@ -35,6 +35,7 @@ __all__ = ["TASK_TABLE", "Task", "create", "get_config", "template", "estimate_f
 TASK_TABLE: dict = {}
 """Registered templates by task name."""
 
+# Per thread, and a stack: a template may call another template.
 _CURRENT = threading.local()
 
 
@@ -98,6 +99,7 @@ class Task:
         self.func = TASK_TABLE.get(name)
         self._space = None
         self._flop = None
+        # Built only when a correctness check asks for it.
         self._reference = None
         self.count = 1      # calls of a model the task covers (see extract_from_program)
 
@@ -118,6 +120,7 @@ class Task:
             space = ConfigSpace()
             schedule, args = self._run(space)
             self._space = space
+            # A template that counts its own FLOPs knows better than the estimate.
             self._flop = space.flop or estimate_flop(schedule_module(schedule, args))
         return self._space
 
@@ -221,6 +224,7 @@ def estimate_flop(mod: IRModule) -> float:
             return 1 + ops(expr.a) + ops(expr.b)
         if isinstance(expr, (Call, Select)):
             return sum(ops(a) for a in getattr(expr, "args", ())) + 1
+        # A cast is a conversion, not arithmetic.
         if isinstance(expr, Cast):
             return ops(expr.value)
         return 0

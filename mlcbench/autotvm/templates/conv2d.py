@@ -41,6 +41,7 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype="float32"):
     cfg.define_split("tile_y", out_h, num_outputs=2, max_factor=8)
     cfg.define_split("tile_x", out_w, num_outputs=2, max_factor=64)
     cfg.define_split("tile_rc", in_c, num_outputs=2, max_factor=16)
+    # Listed first, so the fallback config (first candidates) unrolls.
     cfg.define_knob("unroll_f", [1, 0])
     cfg.define_knob("parallel", [0, 1])
     cfg.add_flop(2 * batch * out_c * out_h * out_w * in_c * kh * kw)
@@ -51,6 +52,7 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype="float32"):
     yo, yi = cfg["tile_y"].apply(s, C, y)
     xo, xi = cfg["tile_x"].apply(s, C, x)
     rco, rci = cfg["tile_rc"].apply(s, C, rc)
+    # Reductions outside the register tile: yi x fi rows of xi-wide vectors accumulate.
     s[C].reorder(n, fo, yo, xo, rco, ry, rx, rci, yi, fi, xi)
     if cfg["unroll_f"].val:
         s[C].unroll(fi)

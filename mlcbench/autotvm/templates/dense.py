@@ -59,6 +59,7 @@ def _schedule_tiles(cfg, s, C) -> None:
     yo, yi = cfg["tile_y"].apply(s, C, y)
     xo, xi = cfg["tile_x"].apply(s, C, x)
     ko, ki = cfg["tile_k"].apply(s, C, k)
+    # The reduction outside the tile, so each step updates yi rows of xi-wide accumulators.
     s[C].reorder(yo, xo, ko, ki, yi, xi)
     if cfg["unroll_y"].val:
         s[C].unroll(yi)
@@ -87,6 +88,7 @@ def dense_pack(data, weight, bias=None, out_dtype="float32", weight_layout="NK")
     cfg = get_config()
     _define_tiles(cfg, rows, cols, reduce)
     cfg.add_flop(2 * rows * cols * reduce)
+    # Panels as wide as the vector tile, so each vector load reads one panel row.
     bn = cfg["tile_x"].size[-1]
     if weight_layout == "NK":
         packed = te.compute((cols // bn, reduce, bn), lambda j0, k, j1: W[j0 * bn + j1, k],

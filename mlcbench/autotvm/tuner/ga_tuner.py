@@ -54,14 +54,17 @@ class GATuner(Tuner):
         if not self.measured:
             return self._random_population()
         indices = np.array(list(self.measured))
+        # Failed configs score 0: the epsilon keeps the probabilities defined.
         scores = np.array([self.measured[i] for i in indices]) + 1e-9
         elites = indices[np.argsort(-scores)[:self.elite_num]]
         probs = scores / scores.sum()
         children: set = set()
+        # Bounded: in a nearly exhausted space children repeat; random configs fill up below.
         for _ in range(self.pop_size * 20):
             if len(children) >= self.pop_size or \
                     len(self.visited) + len(children) >= len(self.space):
                 break
+            # Half the first parents are elites, so the best configs keep breeding.
             first = elites[self.rng.integers(len(elites))] if self.rng.random() < 0.5 \
                 else self.rng.choice(indices, p=probs)
             child = self._mutate(self._crossover(first, self.rng.choice(indices, p=probs)))

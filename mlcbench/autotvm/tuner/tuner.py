@@ -72,6 +72,7 @@ class Tuner:
                                     f"found {si_prefix!r}")
         measure_batch = create_measure_batch(self.task, measure_option)
         width = max(1, getattr(measure_batch, "n_parallel", 1))
+        # None means never: a bound no tuning run reaches.
         early_stopping = early_stopping or 10 ** 9
         self.finished, done = False, 0
         while done < n_trial and self.has_next():
@@ -118,6 +119,7 @@ class Tuner:
             if inp.workload != self.task.workload:
                 continue
             index = inp.config.index
+            # A record's index may lie outside this space (a template whose knobs changed).
             if 0 <= index < len(self.space):
                 self.visited.add(index)
                 inputs.append(MeasureInput(inp.target, self.task, self.space.get(index)))

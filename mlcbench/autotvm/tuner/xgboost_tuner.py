@@ -73,6 +73,7 @@ class XGBTuner(Tuner):
                               f"{loss_type!r}")
         from ...meta_schedule.xgb_model import XGBConfig, XGBModel
         self.plan_size, self.feature_type = plan_size, feature_type
+        # Knob features cost nothing to compute; itervar ones a lowering per config.
         self.exhaustive_limit = exhaustive_limit if exhaustive_limit is not None else \
             (20000 if feature_type == "knob" else 256)
         self._features: dict[int, np.ndarray] = {}
@@ -87,6 +88,7 @@ class XGBTuner(Tuner):
 
     # -- features --------------------------------------------------------------------------
     def _feature(self, index: int) -> np.ndarray:
+        # Cached per config: annealing and planning score the same configs again.
         hit = self._features.get(index)
         if hit is None:
             hit = self._features[index] = self._compute_feature(index)
@@ -114,6 +116,7 @@ class XGBTuner(Tuner):
         while len(batch) < batch_size and self.has_next():
             while self.trials and self.trials[0] in self.visited:
                 self.trials.pop(0)
+            # One pick in twenty stays random, so a wrong model cannot hide part of the space.
             explore = not self.trials or self.rng.random() < 0.05
             batch.append(self._take(self._random_unvisited() if explore
                                     else self.trials.pop(0)))
@@ -126,6 +129,7 @@ class XGBTuner(Tuner):
             secs.append(None if result.error_no != 0 else float(np.mean(result.costs)))
         self.model.add_records(self.task.workload, rows, secs)
         self.measured += len(inputs)
+        # Refit after every plan_size measurements (a plan's worth), not after every batch.
         if self.measured >= self.plan_size * (self.fits + 1):
             self.model.train()
             self.fits += 1
@@ -176,12 +180,14 @@ def simulated_annealing(score, space, num: int, exclusive: set, rng, n_iter: int
     for step in range(n_iter):
         temperature = 1.0 - step / n_iter
         neighbours = np.array([_neighbour(int(p), space, dims, rng) for p in points])
+        # Metropolis rule: better neighbours always, worse ones less often as it cools.
         new_scores = score(neighbours)
         accept = np.exp(np.minimum((new_scores - scores) / (temperature + 1e-5), 0)) > \
             rng.random(len(points))
         points, scores = np.where(accept, neighbours, points), \
             np.where(accept, new_scores, scores)
         quiet = 0 if offer(neighbours, new_scores) else quiet + 1
+        # No new top candidate for early_stop steps: the walk has settled.
         if quiet >= early_stop:
             break
     return [index for _, index in sorted(best, reverse=True)]
