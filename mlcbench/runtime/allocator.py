@@ -49,6 +49,7 @@ def fixed_shape_allocator(shape: tuple, dtype, slab_bytes: int = SLAB_BYTES):
     np_dtype = np.dtype(dtype)
     shape = tuple(int(d) for d in shape)
     nbytes = math.prod(shape) * np_dtype.itemsize
+    # Each slot rounded up to the alignment, so every array starts 64-byte aligned.
     stride = max(-(-nbytes // ALIGNMENT) * ALIGNMENT, ALIGNMENT)
     per_slab = max(1, slab_bytes // stride, min(SLOTS_PER_SLAB, MAX_SLAB_BYTES // stride))
     datatype, device = supported_datatype(np_dtype), cpu()
@@ -56,6 +57,7 @@ def fixed_shape_allocator(shape: tuple, dtype, slab_bytes: int = SLAB_BYTES):
     counter, current = itertools.count(), [(-1, None, 0)]
 
     def new_slab(number: int) -> tuple:
+        # One alignment's worth of slack to shift the first slot onto a 64-byte boundary.
         raw = np.empty(per_slab * stride + ALIGNMENT, dtype=np.uint8)
         start = address_of(raw)
         offset = (-start) % ALIGNMENT
@@ -69,6 +71,7 @@ def fixed_shape_allocator(shape: tuple, dtype, slab_bytes: int = SLAB_BYTES):
     def allocate() -> NDArray:
         number, slot = divmod(next(counter), per_slab)
         slab = current[0]
+        # A slot number past the current slab starts a new one: a slab serves only its own numbers.
         if slab[0] != number:
             slab = new_slab(number)
         # [slot, ...]: a view even for 0-d arrays, where [slot] gives a numpy scalar

@@ -21,6 +21,7 @@ import numpy as np
 from .errors import ArgumentValueError
 from .registry import register_func
 
+# A short batch grows number by at least this factor per retry, as TVM's evaluator does.
 _GOLDEN_RATIO = 1.618
 
 
@@ -81,9 +82,11 @@ def _timed_repeat(func, args: tuple, number: int, min_repeat_ms: float,
         for _ in range(number):
             func(*args)
         seconds = time.perf_counter() - start
+        # A clock too coarse to see the batch: give up after enough zero readings.
         zero_times += seconds == 0.0
         if seconds * 1e3 >= min_repeat_ms or zero_times >= limit_zero_time_iterations:
             return number, seconds
+        # A zero reading must not divide by zero.
         per_call_ms = max(seconds, 1e-9) * 1e3 / number
         number = int(max(min_repeat_ms / per_call_ms + 1, number * _GOLDEN_RATIO))
 
@@ -126,5 +129,7 @@ def cache_flush_cpu_non_first_arg(*args) -> None:
     memory by the next timed call.
     """
     if not _flush_buffer:
+        # Kept between calls: allocating 64 MB per repeat would cost more than the flush.
         _flush_buffer.append(np.empty(_FLUSH_BYTES, dtype=np.uint8))
+    # Writing every byte pulls the whole buffer through the caches, evicting the arguments.
     _flush_buffer[0].fill(len(args) & 0xFF)

@@ -43,6 +43,7 @@ def link_shared(object_path: str, output_path: str, cc=None, options=None,
                 needs_openmp: bool = True) -> None:
     """Link one object file into a shared library, raising with the linker's output."""
     command = find_compiler(cc) + ["-shared", "-fPIC", "-o", output_path, object_path]
+    # Kernels call libm (expf, erf) and, with parallel loops, libgomp: link them in.
     command += (["-lgomp"] if needs_openmp else []) + ["-lm"] + list(options or ())
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=300)
@@ -84,6 +85,7 @@ def export_library(module: Module, file_name, fcompile=None, workspace_dir=None,
         if fcompile is not None:
             fcompile(file_name, [object_path])
         else:
+            # A library without parallel loops need not depend on libgomp.
             link_shared(object_path, file_name, cc=cc, options=options,
                         needs_openmp=b"GOMP_" in obj or b"omp_" in obj)
 
@@ -96,6 +98,7 @@ def _read_metadata(library: ctypes.CDLL, path: str) -> bytes:
         raise RuntimeError_(f"load_module: {path} has no {METADATA_SYMBOL} symbol; it was not "
                             "written by mlcbench's export_library") from None
     address = ctypes.addressof(cell)
+    # The JSON itself starts with {"; anything else is read as a pointer to it.
     if ctypes.string_at(address, 2) == b'{"':
         return ctypes.string_at(address)
     pointer = ctypes.c_void_p.from_address(address).value
@@ -117,6 +120,7 @@ def load_module(path) -> Module:
 
     The returned Module keeps the library loaded while it or any of its functions lives.
     """
+    # Absolute, so the Module's library_path stays valid if the working directory changes.
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise RuntimeError_(f"load_module: no such file: {path}")

@@ -115,10 +115,12 @@ def encode_metadata(specs) -> bytes:
 
 def decode_metadata(data: bytes) -> list[KernelSpec]:
     """Inverse of :func:`encode_metadata` (trailing NULs are ignored)."""
+    # The text up to the first NUL: exported objects embed it NUL-terminated.
     text = bytes(data).split(b"\0", 1)[0]
     preview = text[:60].decode("utf-8", "replace")
     try:
         doc = json.loads(text.decode("utf-8"))
+        # Another version's layout is refused, not guessed at.
         version = doc.get("mlcbench_metadata")
         specs = [_spec_from_json(entry) for entry in doc["kernels"]] \
             if version == METADATA_VERSION else None

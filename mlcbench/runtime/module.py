@@ -69,6 +69,7 @@ class Module:
             return self._functions[name]
         if name in self._kernels:
             spec, address = self._kernels[name]
+            # Made once per name: a PackedFunc builds its argument checkers when constructed.
             func = PackedFunc(spec, address, keepalive=self._keepalive)
             self._functions[name] = func
             return func

@@ -75,6 +75,7 @@ class Package:
 def write_package(path, graph_json: str, lib: Module, params: dict) -> str:
     """Write the package ``path`` (a ``.tar``) from the triple; returns the path."""
     path = os.fspath(path)
+    # Checked before writing, so no package is written that load_package would refuse.
     check_graph(json.loads(graph_json), path)
     with tempfile.TemporaryDirectory() as tmp:
         lib_path = os.path.join(tmp, LIB_MEMBER)
@@ -90,6 +91,7 @@ def load_package(path) -> Package:
     """Read a package written by :func:`write_package` (see the module docstring)."""
     path = os.fspath(path)
     with _open_tar(path) as archive:
+        # Undecodable bytes become U+FFFD here; the JSON and graph checks below judge the text.
         graph_text = _member_bytes(archive, GRAPH_MEMBER, path).decode("utf-8", "replace")
         params = load_param_dict(_member_bytes(archive, PARAMS_MEMBER, path))
         lib = _load_library_member(archive, LIB_MEMBER, path)
@@ -172,6 +174,7 @@ def _load_library_member(archive, name: str, path: str) -> Module:
 
 def _add_bytes(archive, name: str, data: bytes) -> None:
     info = tarfile.TarInfo(name)
+    # tarfile reads exactly size bytes from the stream: it must be set first.
     info.size = len(data)
     archive.addfile(info, io.BytesIO(data))
 

@@ -100,6 +100,7 @@ def _buffer_checker(func: str, param: ParamSpec):
         if dtype != want_dtype:
             _fail(ArgumentValueError, func, param.name,
                   f"expected dtype {want_dtype}, found {dtype}")
+        # The usual case first: an exact match needs no per-dimension checks.
         if shape == want_shape:
             return address
         if len(shape) != len(want_shape) or is_static:
@@ -120,11 +121,14 @@ def _scalar_value(func: str, param: ParamSpec, arg, bounds):
     """Python value of a scalar argument, with its kind and range checked."""
     if isinstance(arg, np.generic):
         arg = arg.item()
+    # bool is a subclass of int: test it first, or True would pass as an integer.
     if isinstance(arg, bool) or param.dtype == "bool":
         if not isinstance(arg, (bool, int)):
             _fail(ArgumentTypeError, func, param.name, f"expected a bool, found {type(arg).__name__}")
+        # A bool given for an integer parameter passes as 0 or 1.
         return int(arg) if param.dtype != "bool" else bool(arg)
     if param.dtype.startswith("float"):
+        # An int is a valid float argument; numpy floats were unwrapped above.
         if not isinstance(arg, (int, float)):
             _fail(ArgumentTypeError, func, param.name,
                   f"expected a {param.dtype} scalar, found {type(arg).__name__}")
@@ -163,6 +167,7 @@ def _argtypes(spec: KernelSpec) -> list:
         else:
             raise RuntimeError_(f"{spec.name}: parameter {param.name}: scalar dtype "
                                 f"{param.dtype} cannot be passed from Python")
+    # Symbolic dimensions follow the parameters as int64, the kernel ABI's order.
     return types + [ctypes.c_int64] * len(spec.shape_vars)
 
 
@@ -181,10 +186,12 @@ class PackedFunc:
             raise RuntimeError_(f"{spec.name}: invalid function address {address!r}")
         self.spec = spec
         self._keepalive = keepalive
+        # Typed once here: ctypes converts each argument by these types on every call.
         self._cfunc = ctypes.CFUNCTYPE(ctypes.c_int32, *_argtypes(spec))(address)
         dim_names = {d for p in spec.params for d in p.shape if isinstance(d, str)}
         bindable = dim_names | {p.name for p in spec.params if p.kind == "scalar"}
         unbound = [v for v in spec.shape_vars if v not in bindable]
+        # A kernel whose dimension no argument can supply would read garbage: refuse it now.
         if unbound:
             raise RuntimeError_(f"{spec.name}: symbolic dims {unbound} appear in no "
                                 "parameter, so no call could supply them")

@@ -42,6 +42,7 @@ MARGIN = 0.2
 
 def call(fn: Callable[[], object]) -> Timer:
     """A timer for a Python callable (numpy, an onnxruntime session, a VM function)."""
+    # number=1 to start: measure grows it until one batch lasts min_repeat_ms.
     return lambda min_repeat_ms: measure(fn, (), number=1, min_repeat_ms=min_repeat_ms).mean
 
 
@@ -70,6 +71,7 @@ class Timing:
     def disagreement(self) -> float:
         """How much slower the second-best round was than the best (0.1: 10%)."""
         ordered = sorted(self.rounds)
+        # The best two rounds, not best and worst: one disturbed round says little, two say more.
         return ordered[1] / ordered[0] - 1 if len(ordered) > 1 and ordered[0] > 0 else 0.0
 
     @property
@@ -109,6 +111,7 @@ class Comparison:
 def speed_ratio(speedup: float, reference: str) -> str:
     """'3.44x faster than numpy' or '2.08x slower than numpy' (never '0.48x faster');
     'as fast as numpy' when the ratio rounds to 1.00 either way."""
+    # Compared in the direction that is >= 1, so 0.998x and 1.002x both read as equal.
     if round(max(speedup, 1 / speedup), 2) == 1.0:
         return f"as fast as {reference} (1.00x)"
     if speedup >= 1:
@@ -150,6 +153,7 @@ def settle(max_ms: float) -> float:
     while True:
         wall, process, own = time.perf_counter(), time.process_time(), time.thread_time()
         time.sleep(QUIET_WINDOW_S)
+        # Process CPU time less this thread's: what the other threads did while we slept.
         others = (time.process_time() - process) - (time.thread_time() - own)
         now = time.perf_counter()
         if others < IDLE_SHARE * (now - wall) or now >= deadline:
@@ -165,6 +169,7 @@ def compare(contenders: dict, rounds: int = 5, min_repeat_ms: float = 50,
     measured = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, timer in contenders.items():
+            # Before every contender, so the previous one's spinning workers do not steal its core.
             settle(settle_ms)
             measured[name].append(timer(min_repeat_ms))
     return Comparison({name: Timing(name, tuple(values), margin)
