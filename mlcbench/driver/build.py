@@ -39,6 +39,7 @@ def _scheduled(inputs, args, name, target=None):
             inputs.refuse_thread_bindings()
         return inputs.to_prim_func(list(args), name or "main")
     from ..tir.schedule import Schedule
+    # A PrimFunc or an IRModule passes through to tir.build as it is.
     return inputs.mod if isinstance(inputs, Schedule) else inputs
 
 
@@ -50,6 +51,7 @@ def build(inputs, args=None, target=None, name=None, *, target_host=None):
     the older TVM (``build(s, [A, B, C], "llvm", name="mmult")``). ``target_host`` of the
     older API must be a CPU target; the host and the target are then one machine.
     """
+    # Only checked: host and target are one machine here, so it selects nothing.
     if target_host is not None:
         resolve_target(target_host)
     te_schedule = _te_schedule_type()
@@ -75,6 +77,7 @@ def lower(inputs, args=None, name: str = "main", simple_mode: bool = False, targ
     if not isinstance(simple_mode, bool):
         raise InvalidTypeError(f"lower: simple_mode must be True or False, found "
                                f"{type(simple_mode).__name__} {simple_mode!r}")
+    # lower(mod, "name"): the second positional argument is the name when it is a string.
     if isinstance(args, str):
         name, args = args, None
     return _tir.lower(_scheduled(inputs, args, name, target), name, target=target)

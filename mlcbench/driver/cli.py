@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES + "\n" + EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traceback", action="store_true",
                         help="on an error, show Python's traceback instead of one line")
+    # required: a bare `mlcbench` prints the usage and exits 2 instead of doing nothing.
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = _command(sub, "demo", "show, headless, what the compiler can do",
                     "Walk through the compiler in the terminal: mm_relu parsed from TVMScript, "
@@ -139,10 +140,12 @@ def main(argv=None) -> int:
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:          # --help (0) or a wrong command line (2)
+        # Returned, not raised: main() is also called from tests and other Python code.
         return int(exit_.code or 0)
     try:
         return COMMANDS[args.command](args)
     except BrokenPipeError:          # `mlcbench show model.onnx | head`: stop quietly
+        # Python flushes stdout at exit; into a closed pipe that would raise once more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILURE
     except KeyboardInterrupt:
@@ -160,6 +163,7 @@ def main(argv=None) -> int:
 
 def _describe(err: Exception) -> str:
     from ..ir.errors import MLCBenchError
+    # These carry messages meant for the user; anything else is an internal error.
     if isinstance(err, (MLCBenchError, OSError, ValueError, TypeError)):
         return str(err)
     return (f"internal error: {type(err).__name__}: {err} (run with --traceback for "

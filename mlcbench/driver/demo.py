@@ -71,6 +71,7 @@ def run_demo(size: int = 512) -> int:
     a_np, b_np = (rng.random((128, 128), dtype=np.float32) for _ in range(2))
     a, b, c = nd.array(a_np), nd.array(b_np), nd.empty((128, 128), "float32")
     lib["mm_relu"](a, b, c)
+    # Checked before timing: a fast wrong kernel must not be reported.
     np.testing.assert_allclose(c.numpy(), np.maximum(a_np @ b_np, 0), rtol=1e-4)
     report.append("mm_relu matches numpy (rtol 1e-4)")
     times = _against_numpy(timing.kernel(lib, "mm_relu", a, b, c),
@@ -135,6 +136,7 @@ def _default_schedule_report(rng) -> str:
     scheduled["main"](*args)
     expected = np.maximum(arrays[0] @ arrays[1].T + arrays[2], 0)
     np.testing.assert_allclose(args[-1].numpy(), expected, rtol=1e-3, atol=1e-3)
+    # One call per repeat: the unscheduled kernel takes long enough to time alone.
     before = unscheduled.time_evaluator("main", cpu(), number=1, repeat=2)(*args).min
     times = _against_numpy(timing.kernel(scheduled, "main", *args),
                            lambda: np.maximum(arrays[0] @ arrays[1].T + arrays[2], 0))

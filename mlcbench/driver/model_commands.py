@@ -11,6 +11,7 @@ import numpy as np
 from . import tvmc
 from .cli import EXIT_OK, UsageError
 
+# The name may end in :N (TensorFlow's output names); the last colon opens the shape.
 _SHAPE_ENTRY = re.compile(r"\s*([^\s:\[\]]+(?::\d+)?)\s*:\s*\[([\d\s,]*)\]\s*")
 
 
@@ -48,6 +49,7 @@ def ir_after(pipeline, mod, pass_name: str):
         pipeline(mod)
     names = [record.name for record in recorder.records]
     for record in recorder.records:
+        # "Simplify" finds "tir.Simplify": the short name is enough.
         if record.name == pass_name or record.name.split(".")[-1] == pass_name:
             return record.after
     raise UsageError(f"--after: no pass {pass_name!r} runs; the passes are "
@@ -91,6 +93,7 @@ def read_inputs(path: str | None) -> dict:
     if not os.path.isfile(path):
         raise UsageError(f"--inputs: no such file: {path}")
     try:
+        # Inputs come from the user's files: arrays only, nothing unpickled.
         loaded = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as err:
         raise UsageError(f"--inputs: {path} is not an .npz file of arrays: {err}") from None
@@ -133,6 +136,7 @@ def run_package(args) -> int:
 
 def top_entries(output: np.ndarray, count: int) -> str:
     """The ``count`` largest entries of the first row of ``output``, largest first."""
+    # The first row of a batch; a 1-D output is one row.
     row = np.asarray(output).reshape(output.shape[0] if output.ndim > 1 else 1, -1)[0]
     order = np.argsort(row)[::-1][:count]
     return "\n".join(f"class={int(i)} score={float(row[i]):.6g}" for i in order)

@@ -15,6 +15,7 @@ def tune_meta_schedule(mod, target, work_dir: str, trials: int,
     if os.path.isfile(work_dir):
         raise TuningError(f"tune: {work_dir} is a file; MetaSchedule records go into a "
                           f"directory (give a new name, or tune with AutoTVM for a log file)")
+    # A batch no larger than the whole budget, so a small run still measures in one batch.
     tune_relax(mod, None, target, work_dir, max_trials_global=trials,
                num_trials_per_iter=min(64, trials), progress_bar=progress_bar)
     return work_dir
@@ -35,11 +36,13 @@ def tune_autotvm(mod, target, log_file: str, trials: int, prior_records=None,
                           "template covers; tune with MetaSchedule (enable_autoscheduler)")
     option = autotvm.measure_option(builder=autotvm.LocalBuilder(),
                                     runner=autotvm.LocalRunner(**(measure or {})))
+    # Read once for all tasks: each tuner keeps the records of its own workload.
     history = list(autotvm.record.load_from_file(prior_records)) if prior_records else []
     for index, task in enumerate(tasks):
         tuner_obj = _make_tuner(autotvm, tuner, task)
         if history:
             tuner_obj.load_history(history)
+        # A small space is measured whole, and the progress bar counts to its size.
         n_trial = min(trials, len(task.config_space))
         callbacks = [autotvm.callback.log_to_file(log_file)]
         if progress_bar:

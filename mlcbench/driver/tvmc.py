@@ -100,6 +100,7 @@ def compile(tvmc_model: TVMCModel, target="llvm", opt_level: int = 3,  # noqa: A
     give the kernels their tuned schedules."""
     from ..relay.build_module import build
     if package_path is None:
+        # A directory of its own, so two compiles never write the same file.
         package_path = os.path.join(tempfile.mkdtemp(prefix="mlcbench-tvmc-"), "module.tar")
     with _tuned_context(tuning_records, opt_level):
         factory = build(tvmc_model.mod, target=target, params=tvmc_model.params)
@@ -113,6 +114,7 @@ def _tuned_context(tuning_records, opt_level: int):
     if tuning_records is None:
         return PassContext(opt_level=opt_level)
     records = os.fspath(tuning_records)
+    # A directory is a MetaSchedule database; a file is an AutoTVM log.
     if os.path.isdir(records):
         from ..meta_schedule.database import JSONDatabase
         from ..meta_schedule.relax_integration import schedule_lookup
@@ -125,6 +127,7 @@ def _tuned_context(tuning_records, opt_level: int):
                             f"MetaSchedule directory or an AutoTVM log file)")
     from ..autotvm import apply_history_best
     stack = contextlib.ExitStack()
+    # Both contexts for the build: the records, and the opt level.
     stack.enter_context(apply_history_best(records))
     stack.enter_context(PassContext(opt_level=opt_level))
     return stack
@@ -194,6 +197,7 @@ def make_inputs(specs: list, given: dict, fill_mode: str) -> dict:
 
 
 def _random(shape, dtype):
+    # Seeded: "random" inputs are the same on every run, so outputs can be compared.
     rng = np.random.default_rng(0)
     if np.dtype(dtype).kind in "iu":
         return rng.integers(0, 10, shape).astype(dtype)
