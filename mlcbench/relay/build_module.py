@@ -44,6 +44,7 @@ class GraphExecutorFactoryModule:
 
     def __getitem__(self, name: str):
         if name == self.libmod_name:
+            # Each call parses the graph afresh, so two executors never share its mutable dict.
             return lambda device=None: GraphExecutor(_loads(self.graph_json), self.lib,
                                                      device, self.executable.constants)
         getters = {"get_graph_json": self.get_graph_json, "get_lib": self.get_lib,
@@ -85,12 +86,14 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
     mod = _as_module(ir_mod)
     target = _cpu_target(target)
     if params:
+        # Bound before building, so FoldConstant and weight packing see the weights as constants.
         mod = bind_params_by_name(mod, params)
     main = mod[mod.get_global_var("main")]
     if "params" in main.attrs:       # the weights from_onnx left on main are bound now
         attrs = {k: v for k, v in main.attrs.items() if k != "params"}
         main = dataclasses.replace(main, attrs=attrs)
         mod[mod.get_global_var("main")] = main
+    # relax.build reads the enclosing PassContext and tuning context itself.
     executable = relax_build(mod, target)
     return GraphExecutorFactoryModule(executable, main, target, mod_name)
 

@@ -98,9 +98,11 @@ def light_model_case(name: str):
     path = light_model_path(name)
     model = onnx.load(path)
     initializers = {t.name for t in model.graph.initializer}
+    # Older ONNX files list initializers among the inputs too: the data input is the other one.
     info = next(i for i in model.graph.input if i.name not in initializers)
     shape = tuple(d.dim_value for d in info.type.tensor_type.shape.dim)
     count = int(np.prod(shape))
+    # The same ramp onnx's backend test feeds, so the stored output applies.
     data = (np.arange(count).reshape(shape) / count).astype("float32")
     stored = numpy_helper.to_array(onnx.load_tensor(path[:-len(".onnx")] + "_output_0.pb"))
     return model, {info.name: data}, stored
@@ -123,6 +125,7 @@ def with_varied_weights(model, seed: int = 0):
         if node.op_type != "ConstantOfShape" or node.input[0] not in shapes:
             kept.append(node)
             continue
+        # ConstantOfShape fills with 0.0 when it has no value attribute.
         fill = next((numpy_helper.to_array(a.t) for a in node.attribute if a.name == "value"),
                     np.zeros(1, "float32"))
         shape = tuple(int(d) for d in shapes[node.input[0]])

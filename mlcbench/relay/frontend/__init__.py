@@ -34,6 +34,7 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params: boo
     values = list(main.attrs.get("params", ()))
     if not values:
         return mod, {}
+    # The importer puts the weights after the graph's inputs, in the order of their values.
     weights = main.params[len(main.params) - len(values):]
     params = {var.name_hint: value for var, value in zip(weights, values)}
     attrs = {k: v for k, v in main.attrs.items() if k != "params"}
