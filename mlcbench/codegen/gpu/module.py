@@ -97,7 +97,7 @@ class HostFunction:
             env[param] = env[buffer.data] = self._device_array(param, arg)
         for buffer in self.allocations:
             shape = tuple(int(d) for d in buffer.shape)
-            # Zeroed, so a kernel that reads an intermediate before writing it is deterministic.
+            # Zeroed: an intermediate holds the same values on every call before a kernel writes it.
             env[buffer.data] = np.zeros(shape, dtype=buffer.dtype.to_numpy())
         return env
 
@@ -159,7 +159,7 @@ class GPUFunction:
         for launch in self.host.launches:
             kernel = self.host.kernels[launch.kernel]
             planned.append((kernel, *kernel.buffers(self.host.launch_args(launch, env))))
-        # Counters depend on shapes and scalars, not on the data: trace once per signature.
+        # Traced once per signature of shapes and scalars: later calls with new data reuse it.
         key = _signature(args)
         if trace or key not in self._profiles:
             kernels = tuple(profile_kernel(k.nest, g, self.spec) for k, _, g in planned)
