@@ -7,8 +7,11 @@ from mlcbench import te, topi
 from mlcbench.dlight.analysis import block_infos
 from mlcbench.dlight.cpu import Reduction
 from mlcbench.dlight.cpu.reduction import TRANSCENDENTAL_WEIGHT, weighted_work
+from mlcbench.tir.expr import Call, Var
+from mlcbench.tir.functor import post_order_visit
 from mlcbench.tir.schedule import Schedule
 from mlcbench.topi import testing as ref
+from mlcbench.topi.nn.softmax import exp_of_nonpositive
 
 from mlcbench.target import Target
 
@@ -80,12 +83,18 @@ def test_rows_with_an_exp_per_element_count_it_as_work(default_schedule, op, row
     assert ("T.parallel" in text) == parallel
 
 
-def test_weighted_work_counts_last_block_and_transcendentals():
+def test_weighted_work_counts_last_block_transcendentals_and_fmas():
     x = te.placeholder((4, 10), name="x")
-    sch = Schedule(te.create_prim_func([x, topi.nn.softmax(x)]))
+    sch = Schedule(te.create_prim_func([x, topi.sum(topi.exp(x), axis=1)]))
     assert weighted_work(sch, block_infos(sch)) == 40 + TRANSCENDENTAL_WEIGHT * 40
     sch = Schedule(te.create_prim_func([x, topi.sum(x, axis=1)]))
     assert weighted_work(sch, block_infos(sch)) == 40
+    # softmax's exp is written out of FMAs: each weighs one element
+    fmas = []
+    post_order_visit(exp_of_nonpositive(Var("d", "float32")), lambda n: fmas.append(n) if (
+        isinstance(n, Call) and n.op == "tir.fma") else None)
+    sch = Schedule(te.create_prim_func([x, topi.nn.softmax(x)]))
+    assert len(fmas) == 9 and weighted_work(sch, block_infos(sch)) == 40 + 9 * 40
 
 
 @settings(max_examples=30, deadline=None)

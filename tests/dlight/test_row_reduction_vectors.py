@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from mlcbench import te, topi
+from mlcbench.target import Target
 from mlcbench.topi import testing as ref
 
 
@@ -48,3 +49,50 @@ def test_row_max_handles_negative_infinity(run_te):
     x = te.placeholder(a.shape, name="x")
     got = run_te([x], topi.max(x, axis=1), [a])
     np.testing.assert_array_equal(got, [1.5, -np.inf])
+
+
+@pytest.mark.parametrize("mcpu, lanes", [("znver3", 8), ("znver4", 16)])
+def test_long_rows_walk_several_accumulators_then_combine_them(default_schedule, mcpu, lanes):
+    """A row of 768 floats: four accumulator vectors side by side (an add waits for the
+    previous add on its accumulator), added into one vector, whose lanes are summed."""
+    x = te.placeholder((16, 768), name="x")
+    func = default_schedule(te.create_prim_func([x, topi.sum(x, axis=1)]),
+                            Target(f"llvm -mcpu={mcpu}"))
+    text = func.script()
+    assert f'x_red_rf_rf = T.alloc_buffer((16, 4, {lanes}), scope="local")' in text
+    assert f'x_red_rf = T.alloc_buffer((16, {lanes}), scope="local")' in text
+    assert "T.unroll(4)" in text and f"T.vectorized({lanes})" in text
+
+
+def test_softmax_exp_runs_several_registers_wide(default_schedule):
+    """softmax 128x1000 on AVX2: the exp of 40 floats (five registers) per vector
+    operation, the max and sum over five accumulators; log-softmax sums its exp (as long a
+    body as the wait it would hide) into one accumulator."""
+    x = te.placeholder((128, 1000), name="x")
+    target = Target("llvm -mcpu=znver3")
+    text = default_schedule(te.create_prim_func([x, topi.nn.softmax(x)]), target).script()
+    assert "T.vectorized(40)" in text
+    for stage in ("maxelem", "expsum"):
+        assert f'T_softmax_{stage}_rf_rf = T.alloc_buffer((128, 5, 8), scope="local")' in text
+    text = default_schedule(te.create_prim_func([x, topi.nn.log_softmax(x)]), target).script()
+    assert 'T_softmax_expsum_rf = T.alloc_buffer((128, 8), scope="local")' in text
+    assert "T_softmax_expsum_rf_rf" not in text
+
+
+@pytest.mark.parametrize("shape", [(128, 1000), (12, 128, 128)])
+def test_scheduled_softmax_at_benchmark_shapes_with_extremes(shape, run_te, rng):
+    a = (rng.standard_normal(shape) * 30).astype("float32")
+    rows = a.reshape(-1, shape[-1])
+    rows[0, :] = -np.inf
+    rows[0, 7] = 1.0
+    rows[1, ::3] = -3e38
+    rows[2, :] = 3e38
+    rows[3, 11] = np.inf
+    x = te.placeholder(shape, name="x")
+    soft, logsoft = run_te([x], [topi.nn.softmax(x), topi.nn.log_softmax(x)], [a])
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.testing.assert_allclose(soft, ref.softmax_python(a), rtol=1e-5, atol=1e-7)
+        expected_log = ref.log_softmax_python(a)
+    finite = np.isfinite(expected_log)
+    np.testing.assert_allclose(logsoft[finite], expected_log[finite], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(logsoft[~finite], expected_log[~finite])

@@ -12,11 +12,18 @@ inside a row are vectorized::
         for k0, k1 in ..vectorized(16): out[row, k] = exp(..) / expsum[row]
 
 A row reduction long enough is factored into vector partial results (``rfactor``):
-one vector accumulator walks the row, then its lanes are summed::
+a few vector accumulators side by side walk the row (one add must wait for the last on
+the same accumulator), are added into one vector, whose lanes are then summed::
 
-    for k0 in range(n // 16):
-        for k1 in T.vectorized(16): expsum_rf[row, k1] += exp(x[row, k0 * 16 + k1] - ..)
-    for k1 in range(16): expsum[row] += expsum_rf[row, k1]
+    for k0 in range(n // 32):
+        for k1 in T.unroll(4):
+            for k2 in T.vectorized(8): sum_rf_rf[row, k1, k2] += x[row, k0 * 32 + k1 * 8 + k2]
+    for k1 in range(4):
+        for k2 in T.vectorized(8): sum_rf[row, k2] += sum_rf_rf[row, k1, k2]
+    for k2 in range(8): sum[row] += sum_rf[row, k2]
+
+Elementwise blocks inside a row are vectorized several registers wide, so that LLVM
+interleaves the registers' instruction chains (softmax's exp).
 """
 from __future__ import annotations
 
@@ -32,6 +39,7 @@ from .common import (PARALLEL_MIN_ELEMENTS, choose_vector_tile, inline_injective
 
 TRANSCENDENTAL = frozenset(f"tir.{name}" for name in ("exp", "log", "tanh", "sigmoid", "erf"))
 TRANSCENDENTAL_WEIGHT = 8
+UNROLL_CHOICES = (4, 5, 3, 2)      # vectors side by side, in order of preference
 
 
 def row_count(sch) -> int | None:
@@ -68,7 +76,7 @@ class Reduction(ScheduleRule):
         work = weighted_work(sch, infos)
         # rfactor before compute_at, so the partial-result blocks move into the row with the rest.
         partials = [rf for info in infos if info.is_reduction
-                    for rf in [_factor_row_reduction(sch, info, rows, lanes)] if rf]
+                    for rf in _factor_row_reduction(sch, info, rows, lanes)]
         infos = block_infos(sch)
         last = infos[-1]
         row_loops = sch.get_loops(last.rv)[:rows]
@@ -78,8 +86,8 @@ class Reduction(ScheduleRule):
             sch.compute_at(info.rv, row)
         if work >= PARALLEL_MIN_ELEMENTS and (total_extent(sch, [row]) or 0) >= 2:
             sch.parallel(row)
-        for name in partials:
-            _vectorize_partials(sch, name)
+        for name, vector in partials:
+            _vectorize_partials(sch, name, vector)
         for info in block_infos(sch):
             _vectorize_row_body(sch, info, lanes)
         return sch
@@ -93,48 +101,98 @@ def weighted_work(sch, infos) -> int:
     one Zen 1 thread, layer_norm 128x768 (no exp) 0.06 ms."""
     work = total_extent(sch, sch.get_loops(infos[-1].rv)) or 0
     for info in infos:
-        calls = []
-        post_order_visit(info.block.body, lambda n: calls.append(n) if (
-            isinstance(n, Call) and n.op in TRANSCENDENTAL) else None)
-        work += TRANSCENDENTAL_WEIGHT * len(calls) * (total_extent(sch, sch.get_loops(info.rv))
-                                                      or 0)
+        work += _body_weight(info.block) * (total_extent(sch, sch.get_loops(info.rv)) or 0)
     return work
 
 
+def _body_weight(block) -> int:
+    weights = []
+    post_order_visit(block.body, lambda n: weights.append(_call_weight(n)))
+    return sum(weights)
+
+
+def _call_weight(node) -> int:
+    """Elements of work per element of a block for one node of its body: an exp, log,
+    ... call ``TRANSCENDENTAL_WEIGHT``, an FMA one (an exp written out in arithmetic,
+    as softmax's, is eight of them), anything else none."""
+    if not isinstance(node, Call):
+        return 0
+    if node.op in TRANSCENDENTAL:
+        return TRANSCENDENTAL_WEIGHT
+    return 1 if node.op == "tir.fma" else 0
+
+
 def _factor_row_reduction(sch, info, rows, lanes):
-    """rfactor a block's single reduce loop (after its ``rows`` row loops) into ``tile``
-    vector partial results, ``tile`` = ``lanes`` or half of it, whichever divides the
-    extent, when the row holds at least two such vectors. Returns the name of the
-    partial-result block, or None when the block stays a scalar reduction."""
+    """rfactor a block's single reduce loop (after its ``rows`` row loops) into
+    ``accumulators`` vectors of ``vector`` partial results each, ``vector`` = ``lanes`` or
+    half of it, whichever divides the extent, when the row holds at least two such tiles;
+    the accumulators are then combined lane by lane (a second rfactor) before the last
+    ``vector`` lanes are reduced one at a time. Returns ``(block name, vector)`` for each
+    partial-result block, none when the block stays a scalar reduction."""
     loops = sch.get_loops(info.rv)
     if info.store is None:          # several outputs (layer_norm's sum and sum of squares)
-        return None
+        return []
     if len(loops) != rows + 1 or loop_kinds(sch, info) != ["S"] * rows + ["R"]:
-        return None
+        return []
     extent = total_extent(sch, loops[-1:]) or 0
-    tile = next((t for t in (lanes, lanes // 2) if t > 1 and extent % t == 0), None)
-    if tile is None or extent < 2 * tile:
-        return None
-    _, inner = sch.split(loops[-1], [None, tile])
-    try:
-        rf_block = sch.rfactor(inner, rows)
-    except ScheduleError:
-        return None
-    sch.set_scope(rf_block, 0, "local")     # one accumulator vector per row when lowered
-    return sch.get(rf_block).name_hint
+    vector = next((t for t in (lanes, lanes // 2) if t > 1 and extent % t == 0), None)
+    if vector is None or extent < 2 * vector:
+        return []
+    # A body as long as an exp hides the wait for the previous add by itself, and more
+    # accumulators only spill its constants (log_softmax 128x1000: 0.22 ms, against 0.20).
+    accumulators = 1 if _body_weight(info.block) else _accumulators(extent // vector)
+    partials, block = [], info.rv
+    for split in (vector, accumulators):
+        if split == 1:
+            break
+        name = sch.get(block).name_hint
+        kinds = loop_kinds(sch, next(i for i in block_infos(sch) if i.name == name))
+        reduce_loop = [lp for lp, kind in zip(sch.get_loops(block), kinds) if kind == "R"][-1]
+        _, inner = sch.split(reduce_loop, [None, split])
+        try:
+            block = sch.rfactor(inner, rows)
+        except ScheduleError:
+            break
+        sch.set_scope(block, 0, "local")     # accumulator vectors in registers
+        partials.append((sch.get(block).name_hint, vector))
+    return partials
 
 
-def _vectorize_partials(sch, name: str) -> None:
+def _accumulators(vectors: int) -> int:
+    """How many independent accumulator vectors walk a row of ``vectors`` vectors: one
+    add or max waits three or four cycles for the previous one on the same accumulator,
+    so four or five side by side keep the vector units busy (a row of 1000 floats in 125
+    vectors: five). Each must see at least two vectors; 1 when nothing divides."""
+    return next((u for u in UNROLL_CHOICES if vectors % u == 0 and vectors >= 2 * u), 1)
+
+
+def _vectorize_partials(sch, name: str, vector: int) -> None:
     """Inside its row, the partial-result block runs ``k0`` (reduce) then ``k1`` (its
-    vector lanes): initialise the accumulator vector before ``k0``, vectorize ``k1``."""
+    accumulators' lanes): initialise the accumulators before ``k0``, vectorize ``k1`` by
+    ``vector`` lanes and unroll the accumulators."""
     info = next(i for i in block_infos(sch) if i.name == name)
-    loops, kinds = sch.get_loops(info.rv)[-2:], loop_kinds(sch, info)[-2:]
-    # compute_at may leave the lane loop outside the reduce loop; the reorder puts it inside.
-    reduce_loop, lane_loop = (loops if kinds == ["R", "S"] else loops[::-1])
-    sch.reorder(reduce_loop, lane_loop)
+    loops, kinds = sch.get_loops(info.rv)[1:], loop_kinds(sch, info)[1:]
+    (reduce_loop,) = [lp for lp, kind in zip(loops, kinds) if kind == "R"]
+    lane_loops = [lp for lp, kind in zip(loops, kinds) if kind == "S"]
+    # compute_at may leave the lane loops outside the reduce loop; the reorder puts them inside.
+    sch.reorder(reduce_loop, *lane_loops)
     init = sch.decompose_reduction(info.rv, reduce_loop)
-    sch.vectorize(sch.get_loops(init)[-1])
-    sch.vectorize(lane_loop)
+    for block in (init, info.rv):
+        lanes = sch.get_loops(block)[-len(lane_loops):]
+        _unrolled_vectors(sch, sch.fuse(*lanes) if len(lanes) > 1 else lanes[0], vector)
+
+
+def _unrolled_vectors(sch, loop, vector: int) -> None:
+    """Vectorize ``loop`` by ``vector`` lanes and unroll the vectors: each accumulator is
+    its own register (one vector of all the lanes, ``<40 x float>``, is carried from one
+    iteration to the next through the stack and ran several times slower)."""
+    extent = total_extent(sch, [loop]) or 0
+    if extent <= vector:
+        sch.vectorize(loop)
+        return
+    outer, inner = sch.split(loop, [None, vector])
+    sch.vectorize(inner)
+    sch.unroll(outer)
 
 
 def _vectorize_row_body(sch, info, lanes) -> None:
@@ -145,5 +203,13 @@ def _vectorize_row_body(sch, info, lanes) -> None:
         return
     inner = sch.fuse(*loops) if len(loops) > 1 else loops[0]
     extent = total_extent(sch, [inner]) or 0
-    if extent > 1:
-        sch.vectorize(sch.split(inner, [None, choose_vector_tile(extent, lanes)])[1])
+    if extent <= 1:
+        return
+    tile = choose_vector_tile(extent, lanes)
+    if tile <= lanes and extent % tile == 0:
+        # Several registers per vector operation: LLVM emits each operation for all of
+        # them in turn, so softmax's exp (a chain of about 14 dependent operations per
+        # register) runs several chains side by side (128x1000: 0.10 ms, against 0.13
+        # one register at a time, unrolled or not).
+        tile *= _accumulators(extent // tile)
+    sch.vectorize(sch.split(inner, [None, tile])[1])

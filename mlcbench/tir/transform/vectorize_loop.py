@@ -44,7 +44,10 @@ from ..op import MATH_INTRINSICS
 from ..stmt import BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt
 from ._common import _analyzer, const_int
 
-LANEWISE_CALLS = frozenset(f"tir.{name}" for name in MATH_INTRINSICS)
+# Bit-level calls act lane by lane too (an exp built from its exponent bits vectorizes).
+LANEWISE_CALLS = frozenset(f"tir.{name}" for name in MATH_INTRINSICS + (
+    "reinterpret", "shift_left", "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not"))
 
 
 class NotVectorizable(Exception):

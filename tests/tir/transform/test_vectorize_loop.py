@@ -56,6 +56,20 @@ def test_select_cast_call_and_max_are_lanewise():
     assert select.false_value.dtype == "float32x8"
 
 
+def test_bit_level_calls_are_lanewise():
+    """``x * 2**k`` built from exponent bits (softmax's exp) stays one vector expression."""
+    A, C = buf("A", (32,)), buf("C", (32,))
+
+    def body(i, v):
+        bits = Call("int32", "tir.reinterpret", (A[i * 8 + v],))
+        shifted = Call("int32", "tir.shift_left", (bits, const(1, "int32")))
+        return BufferStore(C, Call("float32", "tir.reinterpret", (shifted,)), (i * 8 + v,))
+    store = _apply(_vector_loop([A, C], body)).body.body
+    assert isinstance(store, BufferStore) and store.value.dtype == "float32x8"
+    assert store.value.args[0].dtype == "int32x8"
+    assert store.value.args[0].args[0].dtype == "int32x8"
+
+
 def test_floordiv_within_one_block_is_a_broadcast():
     A, C = buf("A", (4,)), buf("C", (32,))
     func = _vector_loop([A, C], lambda i, v: BufferStore(C, A[(i * 8 + v) // 8],
