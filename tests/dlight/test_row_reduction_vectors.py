@@ -96,3 +96,25 @@ def test_scheduled_softmax_at_benchmark_shapes_with_extremes(shape, run_te, rng)
     finite = np.isfinite(expected_log)
     np.testing.assert_allclose(logsoft[finite], expected_log[finite], rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(logsoft[~finite], expected_log[~finite])
+
+
+def test_window_of_several_reduce_loops_has_an_accumulator_per_inner_position(
+        default_schedule):
+    """Global pooling over 13x13: thirteen partial sums side by side, not one chain of
+    169 dependent adds."""
+    x = te.placeholder((1, 32, 13, 13), name="x")
+    func = te.create_prim_func([x, topi.nn.global_avg_pool2d(x)])
+    text = default_schedule(func, Target("llvm -mcpu=znver3")).script()
+    assert 'adaptive_pool_sum_rf = T.alloc_buffer((1, 32, 1, 1, 13), scope="local")' in text
+    assert "T.vectorized(13)" in text
+
+
+@pytest.mark.parametrize("size, kind", [(13, "avg"), (7, "avg"), (13, "max"), (3, "avg")])
+def test_global_pool_matches_numpy(size, kind, run_te, rng):
+    a = rng.standard_normal((1, 20, size, size)).astype("float32")
+    a[0, 3, 2, 1] = -np.inf
+    a[0, 4, 0, 0] = np.nan
+    x = te.placeholder(a.shape, name="x")
+    got = run_te([x], topi.nn.global_pool(x, kind), [a])
+    expected = (a.mean if kind == "avg" else a.max)(axis=(2, 3), keepdims=True)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
