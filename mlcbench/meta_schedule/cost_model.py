@@ -97,6 +97,11 @@ class CostModel:
         """One score per candidate; larger means predicted faster."""
         raise NotImplementedError
 
+    def prepare(self, context, candidates) -> None:
+        """Do ahead what :meth:`update` will need of ``candidates`` (say their features);
+        the task scheduler calls it while the candidates build, when cores are idle.
+        Nothing by default."""
+
     @staticmethod
     def create(kind: str, *args, **kwargs) -> "CostModel":
         """``CostModel.create("xgb")`` -> XGBModel(); ``"random"`` -> RandomModel()."""

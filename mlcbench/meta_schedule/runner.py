@@ -36,6 +36,7 @@ import numpy as np
 from ..ir.errors import InvalidValueError, TuningError
 from .adaptive_timing import AdaptiveTiming, Measurement, measure_candidate, time_limit
 from .arg_info import ArgInfo, TensorInfo
+from .background import BackgroundCall
 from .builder import local_artifact, remove_artifact
 from .database import MAX_RUN_SECS
 from .executor_pool import ExecutorPool, worker_identity
@@ -165,10 +166,12 @@ class LocalRunner(Runner):
         self.adaptive = adaptive
         self.best_secs: dict[str, float] = {}    # workload key -> best time measured
         self._references_run: set = set()
+        self._prefetch: tuple | None = None        # (its pool, its BackgroundCall)
 
     def run(self, runner_inputs: list[RunnerInput]) -> list[RunnerFuture]:
         host, cpu = worker_identity()
         futures = []
+        self._join_prefetch()          # nothing else may run while candidates are timed
         self._run_references(runner_inputs)
         for index, inp in enumerate(runner_inputs):
             if index and self.cooldown_sec > 0:
@@ -183,21 +186,47 @@ class LocalRunner(Runner):
                 remove_artifact(inp.artifact_path)
         return futures
 
-    def _run_references(self, runner_inputs) -> None:
+    def prefetch_reference(self, runner_input: RunnerInput) -> None:
+        """Start running ``runner_input``'s reference (its ``reference_path`` on its
+        ``args_info``) and return: the search for the first candidates runs meanwhile.
+        It runs in a worker of its own, started here (Linux stops a worker when the
+        thread that started it ends), and leaves its outputs beside the reference for
+        the measuring workers; :meth:`run` waits for it before it times anything."""
+        self._join_prefetch()
+        if not self.check_correctness or runner_input.reference_path is None \
+                or not isinstance(self.pool, WorkerPool):
+            return
+        pool = WorkerPool(1)
+        pool.start()
+        self._prefetch = (pool, BackgroundCall(
+            lambda: self._run_references([runner_input], pool), "mlcbench-reference"))
+
+    def _join_prefetch(self) -> None:
+        if self._prefetch is None:
+            return
+        (pool, call), self._prefetch = self._prefetch, None
+        try:
+            call.result()
+        finally:
+            pool.shutdown()
+
+    def _run_references(self, runner_inputs, pool=None) -> None:
         """Run each reference once, before its candidates and not within their time
         limit: the unscheduled module of a large workload can take longer than a
         candidate may (a 1024^3 matmul: seconds, minutes on a busy machine). Its outputs
-        are then kept for every worker (see ``_reference_outputs``)."""
+        are then kept for every worker (see ``_reference_outputs``). ``pool``: where
+        (default: the runner's)."""
         if not self.check_correctness or not isinstance(self.pool, WorkerPool):
             return
+        pool = self.pool if pool is None else pool
         for inp in runner_inputs:
             args = [a.as_json() for a in inp.args_info or ()]
             key = (inp.reference_path, repr(args))
             if inp.reference_path is None or key in self._references_run:
                 continue
             self._references_run.add(key)
-            self.pool.map(run_reference_in_worker, [(inp.reference_path, args)],
-                          timeout_sec=REFERENCE_TIMEOUT_SEC)
+            pool.map(run_reference_in_worker, [(inp.reference_path, args)],
+                     timeout_sec=REFERENCE_TIMEOUT_SEC)
 
     def _map_one(self, call: tuple, best: float | None) -> list:
         """Run one candidate; with a best to compare with, under a shorter time limit
@@ -239,7 +268,10 @@ class LocalRunner(Runner):
         return (inp.artifact_path, args, timing, reference, self.rtol, self.atol)
 
     def shutdown(self) -> None:
-        self.pool.shutdown()
+        try:
+            self._join_prefetch()
+        finally:
+            self.pool.shutdown()
 
 
 class ExecutorRunner(LocalRunner):

@@ -17,9 +17,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..ir.errors import TuningError
+from ..ir.errors import MLCBenchError, TuningError
 from .adaptive_timing import FULL, Measurement
 from .arg_info import ArgInfo
+from .background import BackgroundCall
 from .builder import BuilderInput, remove_artifact
 from .database import MAX_RUN_SECS, TuningRecord
 from .runner import RunnerInput, RunnerResult
@@ -143,6 +144,11 @@ class TaskScheduler:
         if getattr(runner, "check_correctness", False):
             (built,) = builder.build([BuilderInput(context.mod, context.target)])
             task.reference_path = built.artifact_path
+            # the unscheduled module runs for seconds: let it run while the search works
+            prefetch = getattr(runner, "prefetch_reference", None)
+            if prefetch is not None and built.artifact_path is not None:
+                prefetch(RunnerInput(None, context.target.kind.name,
+                                     ArgInfo.from_entry_func(context.mod), built.artifact_path))
 
     def _run_round(self, task_id, budget, builder, runner, database, cost_model,
                    measure_callbacks):
@@ -159,7 +165,8 @@ class TaskScheduler:
         if cost_model is not None:
             _predict(task.context, cost_model, candidates)
         clock.lap("search")
-        builder_results, results = self._measure(task, candidates, builder, runner, clock)
+        builder_results, results = self._measure(task, candidates, builder, runner, clock,
+                                                 cost_model)
         for candidate, result in zip(candidates, results):
             database.commit_tuning_record(_record_of(task, candidate, result))
         if cost_model is not None:
@@ -216,10 +223,14 @@ class TaskScheduler:
         task.best_secs = best[0].mean_run_secs if best else MAX_RUN_SECS
         task.charge(clock)
 
-    def _measure(self, task, candidates, builder, runner, clock):
-        """Build every candidate, run those that built; a failure becomes its result."""
+    def _measure(self, task, candidates, builder, runner, clock, cost_model=None):
+        """Build every candidate, run those that built; a failure becomes its result.
+        While they build, the cost model prepares its update (:func:`build_while`)."""
         context = task.context
-        built = builder.build([BuilderInput(c.sch.mod, context.target) for c in candidates])
+        built = build_while(builder, [BuilderInput(c.sch.mod, context.target)
+                                      for c in candidates],
+                            None if cost_model is None else
+                            lambda: cost_model.prepare(context, candidates))
         clock.lap("build")
         best = task.best_secs if task.best_secs < MAX_RUN_SECS else None
         inputs = [RunnerInput(b.artifact_path, context.target.kind.name, c.args_info,
@@ -281,6 +292,27 @@ class _PhaseClock:
 
 def _mean(values) -> float:
     return sum(values) / len(values) if values else MAX_RUN_SECS
+
+
+def build_while(builder, build_inputs, work=None) -> list:
+    """``builder.build(build_inputs)``, with ``work()`` run meanwhile in a thread.
+
+    The builder's workers compile in other processes and the slowest candidates of a
+    round leave cores idle, so work for later (a cost model's feature extraction) is
+    done meanwhile. The builder stays in this thread: Linux stops a worker process when
+    the thread that started it ends. ``work`` is only an early start: its error is
+    dropped here and comes again where its result is needed.
+    """
+    if work is None:
+        return builder.build(build_inputs)
+    call = BackgroundCall(work, "mlcbench-prepare")
+    try:
+        return builder.build(build_inputs)
+    finally:
+        try:
+            call.result()
+        except MLCBenchError:
+            pass
 
 
 def _say_exhausted(task, budget) -> None:

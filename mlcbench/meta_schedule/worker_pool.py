@@ -133,6 +133,12 @@ class WorkerPool:
             raise
         return outcomes
 
+    def start(self, count: int | None = None) -> None:
+        """Start ``count`` workers (default ``max_workers``) now, in this thread: Linux
+        stops a worker when the thread that started it ends, so a pool used from a
+        passing thread is started by the thread that outlives it."""
+        self._start_workers(min(count or self.max_workers, self.max_workers))
+
     def _dispatch(self, fn, index: int, args, busy: dict, outcomes: list) -> None:
         worker = self._take_worker()
         try:

@@ -147,6 +147,10 @@ class XGBModel(CostModel):
         if self.data_size >= self.num_warmup_samples and (grown or not self.adaptive_training):
             self.train()
 
+    def prepare(self, context, candidates) -> None:
+        """Extract the features :meth:`update` will read (the extractor keeps them)."""
+        self.extractor.extract_from(context, candidates)
+
     @property
     def scores_are_random(self) -> bool:
         """Random scores until ``num_warmup_samples`` results trained a booster."""

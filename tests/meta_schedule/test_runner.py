@@ -8,6 +8,7 @@ from mlcbench.ir import TuningError
 from mlcbench.meta_schedule.arg_info import ArgInfo, TensorInfo
 from mlcbench.meta_schedule.builder import default_export, remove_artifact
 from mlcbench.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput
+from mlcbench.meta_schedule.worker_pool import WorkerPool
 from mlcbench.script import tir as T
 from helpers.tuning_testing import (aborting_kernel, fill_kernel, fill_wrong_kernel, hanging_kernel,
                             matmul_module, segfaulting_kernel, stochastic_schedule_mm)
@@ -127,3 +128,40 @@ def test_a_reference_slower_than_the_time_limit_runs_outside_it():
         remove_artifact(reference)
     result = future.result()
     assert result.error_msg is None and len(result.run_secs) == 3
+
+
+class _NamingPool(WorkerPool):
+    """A worker pool that notes the name of every function it runs."""
+
+    def __init__(self, timeout_sec: float):
+        super().__init__(1, timeout_sec)
+        self.calls = []
+
+    def map(self, fn, arg_tuples, timeout_sec=None):
+        self.calls += [fn.__name__] * len(arg_tuples)
+        return super().map(fn, arg_tuples, timeout_sec)
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_a_prefetched_reference_runs_before_the_candidates_it_checks(check):
+    reference = _library(slow_fill_kernel)
+    pool = _NamingPool(timeout_sec=1)
+    prefetching = LocalRunner(evaluator_config=FAST, pool=pool, check_correctness=check)
+    try:
+        prefetching.prefetch_reference(RunnerInput(None, "llvm", ARGS_4, reference))
+        inputs = [RunnerInput(_library(f), "llvm", ARGS_4, reference_path=reference)
+                  for f in (fill_wrong_kernel, fill_kernel)]
+        wrong, right = [f.result() for f in prefetching.run(inputs)]
+        # its outputs lie beside the reference, where the measuring worker read them
+        kept = [f for f in os.listdir(os.path.dirname(reference)) if f.endswith(".npz")]
+    finally:
+        prefetching.shutdown()
+        remove_artifact(reference)
+    assert right.error_msg is None and len(right.run_secs) == 3
+    # the slow reference ran in a worker of its own, outside the candidates' time limit
+    assert pool.calls == ["run_in_worker", "run_in_worker"]
+    if check:
+        assert wrong.error_msg.startswith("wrong answer: argument 0 differs")
+        assert len(kept) == 1
+    else:
+        assert wrong.error_msg is None and kept == []
