@@ -91,3 +91,34 @@ def test_nhwc_pooling_vectorizes_channels(default_schedule, run_te, rng):
                                  (1, 1, 1, 1), "max").transpose(0, 2, 3, 1)
     np.testing.assert_allclose(run_te([x], y, [a]), expected, rtol=1e-6)
 
+
+
+def test_padding_read_many_times_is_a_plane_per_channel(default_schedule):
+    """A 3x3/1 window reads each padded element about eight times: the padding is copied
+    into one plane per channel (guarded once per element) and the taps read it unguarded;
+    a 3x3/2 window reads each about twice and keeps the guard on its taps."""
+    x, out = _max_pool((1, 192, 28, 28), kernel=3, stride=1, pad=1, kind="avg")
+    text = default_schedule(te.create_prim_func([x, out]), Target("llvm -mcpu=znver3")).script()
+    row_at = text.index("T.parallel(192)")
+    assert text.index('T.block("pad_temp")') > row_at
+    assert "T.if_then_else" not in text[text.index('T.block("pool_sum_update")'):]
+    x, out = _max_pool((1, 64, 112, 112))
+    text = default_schedule(te.create_prim_func([x, out]), Target("llvm -mcpu=znver3")).script()
+    assert 'T.block("pad_temp")' not in text and "T.parallel(3584)" in text
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("kind, include, ceil", [("avg", True, False), ("avg", False, True),
+                                                 ("max", True, True)])
+def test_padded_stride_one_pooling_matches_reference(run_te, rng, layout, kind, include, ceil):
+    a = rng.standard_normal((1, 3, 13, 12)).astype("float32")
+    a[0, 1, 0, 0], a[0, 2, 12, 11] = 40.0, -np.inf     # corners: taps that meet the padding
+    data = a if layout == "NCHW" else a.transpose(0, 2, 3, 1)
+    x = te.placeholder(data.shape, name="x")
+    args = ((3, 3), (1, 1), (1, 1), (1, 1, 1, 1), kind, ceil)
+    got = run_te([x], topi.nn.pool2d(x, *args, layout, include), [data])
+    if layout == "NHWC":
+        got = got.transpose(0, 3, 1, 2)
+    with np.errstate(invalid="ignore"):
+        expected = ref.pool2d_python(a, *args, include)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
