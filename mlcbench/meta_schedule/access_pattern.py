@@ -64,6 +64,7 @@ def _mul(a, b):
     return min(products), max(products)
 
 
+# Only division by one positive constant is followed; anything else is unbounded.
 def _div(a, b):
     if b[0] != b[1] or b[0] <= 0:
         return -UNKNOWN, UNKNOWN
@@ -74,6 +75,7 @@ def _mod(a, b):
     if b[0] != b[1] or b[0] <= 0:
         return -UNKNOWN, UNKNOWN
     c = b[0]
+    # The range stays within one block of c: its remainders keep their order.
     if a[0] // c == a[1] // c:
         return a[0] % c, a[1] % c
     return 0, c - 1
@@ -142,6 +144,7 @@ def loop_strides(access: Access, loops: list) -> list:
     base = {loop.var: (loop.min, loop.min) for loop in loops}
     strides = []
     for loop in loops:
+        # A loop the index does not use, or of one iteration, never moves it.
         if loop.var not in access.variables or loop.extent <= 1:
             strides.append(0)
             continue

@@ -106,6 +106,7 @@ def next_step(stage: str, seconds: float, window_ms: float, best_secs: float | N
     ``stage`` (``FIRST_CALL`` or ``PROBE``): ``STOP`` (its figure stands), ``PROBE`` or
     ``FULL``."""
     if best_secs is None:
+        # The first candidate of a workload has nothing to compare with.
         return FULL
     if stage == FIRST_CALL:
         # one short call is too noisy to judge (Python's call overhead, a cold cache)
@@ -113,6 +114,7 @@ def next_step(stage: str, seconds: float, window_ms: float, best_secs: float | N
                           and seconds > policy.stop_factor * best_secs)
         return STOP if clearly_slower else PROBE
     if stage == PROBE:
+        # A probe is long enough to trust: near the best earns a full measurement.
         return FULL if seconds <= policy.contender_factor * best_secs else STOP
     raise TuningError(f"next_step: stage must be {FIRST_CALL!r} or {PROBE!r}, found {stage!r}")
 

@@ -32,6 +32,7 @@ def locate_block(sch, block_rv) -> tuple[str, Located]:
     for gv, func in sch.mod.functions.items():
         if not isinstance(func, PrimFunc):
             continue
+        # By identity: two blocks may be structurally equal, but a handle names one.
         hits = find_all(func, lambda n: isinstance(n, BlockRealize) and n.block is block)
         if hits:
             return gv.name_hint, hits[0]
@@ -70,6 +71,7 @@ def loop_iter_types(sch, block_rv) -> list[str]:
         kinds = {iter_type_letter(iv.iter_type)
                  for iv, value in zip(realize.block.iter_vars, realize.iter_values)
                  if _uses(value, loop.loop_var)}
+        # A loop driving no iterator, or both kinds (after a fuse), counts as neither.
         out.append(kinds.pop() if len(kinds) == 1 else OTHER)
     return out
 
@@ -92,6 +94,7 @@ def block_kinds(block: Block) -> str:
 
 
 def is_spatial_block(block: Block) -> bool:
+    # A block with an init accumulates, even if every iterator is spatial.
     return set(block_kinds(block)) <= {SPATIAL} and block.init is None
 
 
@@ -103,6 +106,7 @@ def is_reduction_block(block: Block) -> bool:
 def is_output_block(sch, block_rv) -> bool:
     """Whether the block writes a parameter of its function."""
     func_name, hit = locate_block(sch, block_rv)
+    # By identity: a parameter's Buffer object is the one its blocks write.
     params = {id(buf) for _, buf in sch.mod[func_name].buffer_params()}
     return any(id(region.buffer) in params for region in hit.node.block.writes)
 
@@ -137,8 +141,10 @@ def needs_multi_level_tiling(sch, block_rv) -> bool:
         if id(region.buffer) in seen:
             return False
         seen.add(id(region.buffer))
+        # The output read back by the reduction update is no input to reuse.
         if region.buffer is written:
             continue
+        # A symbolic read region cannot be tiled with sampled constant sizes.
         if any(not isinstance(r.extent, IntImm) for r in region.region):
             return False
         unused += sum(not any(_uses(r.min, v) for r in region.region) for v in spatial)
@@ -190,12 +196,14 @@ def access_strides(realize: BlockRealize, loops: list, region, analyzer) -> list
     for loop in loops:
         var, stride, inner = loop.loop_var, 0, 1
         for index, dim, linear, nested in dims:
+            # Under // or % the step is not a coefficient: take the difference one iteration makes.
             if id(var) in nested:
                 step = analyzer.simplify(substitute(index, {var: var + 1}) - index)
                 coef = step.value if isinstance(step, IntImm) else None
             elif id(var) in linear:
                 coef = linear[id(var)]
             else:
+                # Not in this dimension: the next one out is reached with this dimension's size as step.
                 inner = None if dim is None or inner is None else inner * dim
                 continue
             stride = None if coef is None or inner is None else coef * inner

@@ -99,6 +99,7 @@ class LocalBuilder(Builder):
         self.pool = pool if pool is not None else WorkerPool(self.max_workers, timeout_sec)
 
     def build(self, build_inputs: list[BuilderInput]) -> list[BuilderResult]:
+        # The target as text: it crosses into the worker processes.
         calls = [(self.f_build, self.f_export, inp.mod, str(inp.target)) for inp in build_inputs]
         results = []
         for outcome in self.pool.map(build_and_export, calls):
@@ -136,6 +137,7 @@ def build_and_export(f_build, f_export, mod: IRModule, target: str) -> str:
 def default_build(mod: IRModule, target: Target):
     """Compile ``mod`` exactly as ``mlcbench.build`` does, outside the kernel cache (each
     candidate is built once; its entry would only evict the kernels of models)."""
+    # Each candidate is built once; its cache entry would only evict the kernels of models.
     with kernel_cache.disabled():
         return build(mod, target)
 
@@ -173,6 +175,7 @@ def remove_artifact(artifact_path: str | None) -> None:
     if not artifact_path:
         return
     folder = os.path.dirname(artifact_path)
+    # Only folders this module made are removed whole.
     if os.path.basename(folder).startswith("mlcbench-build-"):
         shutil.rmtree(folder, ignore_errors=True)
     elif os.path.exists(artifact_path):

@@ -141,6 +141,7 @@ class TuningRecord:
     def as_json(self) -> list:
         args = None if self.args_info is None else [a.as_json() for a in self.args_info]
         out = [self.trace.as_json(), self.run_secs, self.target, args]
+        # Optional fields trail the four fixed ones and are written only when set.
         if self.measurement is not None:
             return out + [self.error_msg, self.measurement.as_json()]
         return out + [self.error_msg] if self.error_msg is not None else out
@@ -193,6 +194,7 @@ def _workload_fields(json_obj) -> tuple[int, str]:
     return int(shash), text
 
 
+# A file repeats a few targets over thousands of records: parse each text once.
 @functools.lru_cache(maxsize=64)
 def _check_target(text: str) -> None:
     try:
@@ -245,6 +247,7 @@ def latest_per_trace(records) -> list[TuningRecord]:
     later figure replaces the earlier."""
     last = {}
     for n, record in enumerate(records):
+        # Later lines overwrite earlier ones: the last record of a trace wins.
         last[record.trace_key] = n
     keep = set(last.values())
     return [r for n, r in enumerate(records) if n in keep]
@@ -291,6 +294,7 @@ class Database:
         if workload is None:
             return None
         wanted = None if target is None else target_key(target)
+        # A record stored without a target matches any target.
         valid = [r for r in latest_per_trace(self.get_records(workload)) if r.is_valid
                  and (wanted is None or r.target is None or target_key(r.target) == wanted)]
         return min(valid, key=lambda r: r.mean_run_secs, default=None)
@@ -344,6 +348,7 @@ class MemoryDatabase(Database):
         self._records: list[TuningRecord] = []
 
     def lookup_workload(self, mod) -> Workload | None:
+        # Keyed by structural hash: equal modules share records whatever their names.
         return self._workloads.get(structural_hash(as_ir_module(mod)))
 
     def commit_workload(self, mod) -> Workload:
@@ -400,6 +405,7 @@ class JSONDatabase(MemoryDatabase):
         self.path_tuning_record = os.fspath(path_tuning_record)
         self._index: dict[int, int] = {}      # shash -> first line index in the workload file
         self._workloads_on_file = 0           # lines of the workload file read
+        # Read incrementally: other processes may append workloads while this one tunes.
         self._workload_scan = (0, 1)          # (byte offset, line number) read up to
         self._load(allow_missing)
 
@@ -434,6 +440,7 @@ class JSONDatabase(MemoryDatabase):
         for line, row in rows:
             with _blamed(self.path_workload, line):
                 shash = _workload_fields(row)[0]
+            # The first line of a hash is its index, should the file hold it twice.
             self._index.setdefault(shash, self._workloads_on_file)
             self._workloads_on_file += 1
         return rows

@@ -83,6 +83,7 @@ class EvolutionarySearch(SearchStrategy):
             raise TuningError("EvolutionarySearch: no design space to sample; the space "
                               "generator returned none")
         measured = self._best_measured()
+        # Random samples fill the population, but never fewer than init_min_unmeasured.
         randoms = self._random_samples(max(self.population_size - len(measured),
                                            self.init_min_unmeasured))
         population = measured + randoms
@@ -106,6 +107,7 @@ class EvolutionarySearch(SearchStrategy):
         for record in top:
             sch = Schedule(mod, seed=self._fork_seed())
             try:
+                # Without postprocessing, so the mutators see the sampling decisions.
                 record.trace.apply_to_schedule(sch, remove_postproc=True)
             except MLCBenchError:
                 continue
@@ -120,6 +122,7 @@ class EvolutionarySearch(SearchStrategy):
         found: dict[int, _Individual] = {}
         unmeasured = fails = 0
         want_unmeasured = min(self.init_min_unmeasured, count)
+        # The allowance grows with count: many draws of a small space repeat.
         while (len(found) < count or unmeasured < want_unmeasured) and \
                 fails < self.max_fail_count + count:
             space = self._rng.choice(self._state.design_spaces)
@@ -166,6 +169,7 @@ class EvolutionarySearch(SearchStrategy):
     def _score(self, population: list[_Individual]) -> None:
         model = self._state.cost_model
         if model is None:
+            # No model yet: random scores make the evolution a random walk.
             scores = [self._rng.random() for _ in population]
         else:
             candidates = [MeasureCandidate(ind.sch, self._state.args_info) for ind in population]
@@ -175,6 +179,7 @@ class EvolutionarySearch(SearchStrategy):
 
     def _next_generation(self, population: list[_Individual]) -> list[_Individual]:
         scores = np.array([ind.score for ind in population], dtype="float64")
+        # Shifted to be positive; the epsilon keeps the worst individual selectable.
         weights = scores - scores.min() + 1e-6 if len(scores) else scores
         mutators = self._mutators()
         children, keys = [], set()
@@ -186,12 +191,14 @@ class EvolutionarySearch(SearchStrategy):
                     child = self._mutate(parent, mutators)
                 else:
                     child = parent
+                # A generation holds distinct programs: duplicates waste the model's scoring.
                 if child is not None and child.key not in keys:
                     break
                 child = None
             if child is not None:
                 keys.add(child.key)
                 children.append(child)
+        # A generation that produced nothing keeps the previous one.
         return children or population
 
     def _mutators(self) -> list[tuple]:
@@ -206,10 +213,12 @@ class EvolutionarySearch(SearchStrategy):
             trace = mutator.apply(parent.trace, self._fork_seed())
         except (MLCBenchError, ValueError):
             return None
+        # A mutator with nothing to change (no decision of its kind) returns None.
         if trace is None:
             return None
         key = _decisions_key(trace)
         if key not in self._programs:
+            # Replaying is the costly part: a mutation that lands on known decisions reuses the program.
             sch = Schedule(self._context.mod, seed=self._fork_seed())
             try:
                 trace.apply_to_schedule(sch, remove_postproc=True)
@@ -224,9 +233,11 @@ class EvolutionarySearch(SearchStrategy):
         """``count`` never-measured programs: mostly the best of ``pool``, a share
         ``eps_greedy`` of ``randoms``."""
         seen = self._state.seen
+        # The random share, so a misled model cannot keep the search in one corner.
         n_random = int(round(count * self.eps_greedy))
         chosen = {ind.key: ind for ind in pool[:count - n_random]}
         spare = [ind for ind in randoms if ind.key not in seen and ind.key not in chosen]
+        # Shuffled, so the random share is not biased toward the first samples drawn.
         self._rng.shuffle(spare)
         for individual in spare + pool[count - n_random:]:
             if len(chosen) >= count:

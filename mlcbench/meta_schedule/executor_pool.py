@@ -80,12 +80,14 @@ class ExecutorPool:
 
     def _map(self, fn, calls) -> list[Outcome]:
         outcomes: list[Outcome | None] = [None] * len(calls)
+        # All submitted at once: the cluster schedules them; outcomes are put back in order.
         pending = {self._submit(fn, args): (index, []) for index, args in enumerate(calls)}
         try:
             while pending:
                 for future in self.backend.first_done(list(pending)):
                     index, lost_on = pending.pop(future)
                     outcome, died_on = self.backend.outcome(future)
+                    # Only a dead worker earns a retry: an error or a timeout is the candidate's own.
                     if died_on is not None and len(lost_on) < self.retries:
                         self.lost += 1
                         retry = self._submit(fn, calls[index], avoid=lost_on + [died_on])
@@ -192,8 +194,10 @@ class _DaskBackend:
                        for name, amount in self.resources.items())]
 
     def submit(self, fn, args, avoid):
+        # A retry avoids the workers the call already died on.
         others = [w for w in self.workers() if w not in avoid] if avoid else None
         where = dict(workers=others, allow_other_workers=False) if others else {}
+        # pure=False: two equal calls are two measurements, not one cached result.
         return self.client.submit(fn, *args, pure=False, resources=self.resources or None,
                                   **where)
 
@@ -206,6 +210,7 @@ class _DaskBackend:
             if lost:
                 return lost
             try:
+                # Woken every second to notice futures whose result was lost.
                 return wait(futures, timeout=1.0, return_when="FIRST_COMPLETED").done
             except TimeoutError:
                 continue
@@ -282,6 +287,7 @@ def _cpu_model() -> str:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    # Where /proc/cpuinfo is missing (macOS), platform or LLVM name the CPU.
     if platform.processor():
         return platform.processor()
     from ..target.target import host_cpu_name
@@ -292,6 +298,7 @@ def _worker_name() -> str:
     """The Dask worker's address, else ``host:pid``."""
     try:
         from distributed import get_worker
+        # On a Dask worker its address; elsewhere (a thread pool) the host and process.
         return get_worker().address
     except (ImportError, ValueError):
         return f"{socket.gethostname()}:{os.getpid()}"
@@ -301,6 +308,7 @@ def call_on_worker(fn, args, timeout_sec, isolate) -> Outcome:
     """Runs on a remote worker: ``fn(*args)`` as an Outcome naming this worker."""
     host, cpu = worker_identity()
     if isolate:
+        # One pool per thread and time limit: a WorkerPool is not shared between threads.
         pools = _LOCAL.__dict__.setdefault("pools", {})
         pool = pools.setdefault(timeout_sec, WorkerPool(1, timeout_sec))
         (outcome,) = pool.map(fn, [args])

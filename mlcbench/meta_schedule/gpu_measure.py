@@ -52,6 +52,7 @@ def device_inputs(mod, seed: int = 0) -> tuple:
     ``cuda(0)``)."""
     from ..runtime import cuda
     from ..runtime import ndarray as nd
+    # Seeded: every candidate of a workload is traced on the same inputs.
     rng = np.random.default_rng(seed)
     arrays = [random_array(info, rng) for info in ArgInfo.from_entry_func(mod)]
     return arrays, [nd.array(a, cuda(0)) for a in arrays]
@@ -104,6 +105,7 @@ class SimulatedGPURunner(Runner):
     def run(self, runner_inputs) -> list:
         futures = []
         for inp in runner_inputs:
+            # The builder already modeled the time; running only reads it back.
             futures.append(RunnerFuture(self._result(inp.artifact_path)))
             if self.cleanup:
                 remove_artifact(inp.artifact_path)
@@ -115,6 +117,7 @@ class SimulatedGPURunner(Runner):
                 seconds = float(json.load(src)["seconds"])
         except (OSError, TypeError, KeyError, ValueError) as err:
             return RunnerResult(None, f"no modeled time for {path!r}: {err}")
+        # A model gives the same figure every time: one reading, repeated.
         return RunnerResult([seconds] * self.repeat, None)
 
     def shutdown(self) -> None:
@@ -132,6 +135,7 @@ def check_best(database, mod, target, max_checks: int = 3, rtol: float = 1e-3,
     if workload is None:
         return None
     expected = _reference_outputs(mod)
+    # Fastest first, so the first record that matches numpy is the one to keep.
     for record in database.get_top_k(workload, max_checks):
         error = _mismatch(record.as_schedule().mod, target, expected, rtol, atol)
         if error is None:
@@ -148,6 +152,7 @@ def _reference_outputs(mod) -> list:
     from ..tir.build import build
     from .runner import entry_function_name
     arrays, _ = device_inputs(mod)
+    # The reference runs on the CPU: the unscheduled function needs no GPU schedule.
     lib = build(mod, "llvm")
     args = [nd.array(a) for a in arrays]
     lib[entry_function_name(lib)](*args)

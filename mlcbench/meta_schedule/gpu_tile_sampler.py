@@ -48,10 +48,12 @@ class GPUTileSampler:
         self.decisions: dict = {}        # id(loop var) -> factors
 
     def __call__(self, inst, kwargs, decision):
+        # Other decisions are left to the schedule's own sampling.
         if inst.kind != "sample_perfect_tile":
             return None
         loop = self.sch.get(kwargs["loop"])
         if id(loop.loop_var) not in self.decisions:
+            # The first loop of a block draws every loop's tiles; the later ones take theirs.
             self._draw_block(loop, kwargs.get("max_innermost_factor"))
         return self.decisions.pop(id(loop.loop_var), None)
 
@@ -81,6 +83,7 @@ def fits(tiles, kinds, spatial_product: int, limits) -> bool:
     spatial = [t for t, k in zip(tiles, kinds) if k == SPATIAL]
     reduce = [t for t, k in zip(tiles, kinds) if k == REDUCE]
     threads = math.prod(t[2] for t in spatial)
+    # At least a warp of threads, unless the whole output is too small to occupy one.
     low = limits.thread_warp_size if spatial_product > 2 * limits.thread_warp_size else 1
     if not low <= threads <= limits.max_threads_per_block:
         return False
@@ -93,6 +96,7 @@ def fits(tiles, kinds, spatial_product: int, limits) -> bool:
     copies = [math.prod(t[1:]) * step for t in spatial]
     if any(copy % threads for copy in copies):       # a guarded cooperative fetch
         return False
+    # Four bytes per element: the estimate assumes float32 inputs.
     return sum(copies) * 4 <= limits.max_shared_memory_per_block
 
 
@@ -102,6 +106,7 @@ def _random_factors(extent: int, caps: list, rng) -> list:
     0 takes the rest. Caps near the limits make most draws fit."""
     factors = [1] * len(caps)
     rest = extent
+    # Innermost first: the caps bind the inner levels, the outermost takes what is left.
     for level in range(len(caps) - 1, 0, -1):
         factors[level] = rng.choice([d for d in _divisors(rest) if d <= caps[level]])
         rest //= factors[level]
@@ -109,6 +114,7 @@ def _random_factors(extent: int, caps: list, rng) -> list:
     return factors
 
 
+# Every draw asks again for the divisors of the same few extents.
 @lru_cache(maxsize=1024)
 def _divisors(n: int) -> tuple:
     return tuple(d for d in range(1, n + 1) if n % d == 0)
@@ -158,6 +164,7 @@ def gpu_seed_point(mod, space: Schedule, target) -> Schedule | None:
         elif inst.kind == "sample_categorical":
             candidates = [int(c) for c in kwargs["candidates"]]
             for wanted in (SEED_VECTOR, SEED_UNROLL):     # vector lengths, unroll steps
+                # The hand schedule's vector length and unroll step, where the space offers them.
                 if wanted in candidates:
                     return candidates.index(wanted)
         return decision
@@ -178,6 +185,7 @@ def _seed_tiles(sch, loop, n: int):
     loops, kinds, _ = found
     extent = loops[id(loop.loop_var)]
     same_kind = [key for key, kind in zip(loops, kinds) if kind == (REDUCE if n == 3 else SPATIAL)]
+    # Only the last reduction loop and the last two spatial loops are tiled; others stay outer.
     if id(loop.loop_var) not in same_kind[-1 if n == 3 else -2:]:
         return [extent] + [1] * (n - 1)
     if n == 3:

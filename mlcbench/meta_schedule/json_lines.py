@@ -59,6 +59,7 @@ def expect_field(ok: bool, field: str, expected: str, found) -> None:
     how record readers name a value of the wrong type."""
     if not ok:
         text = json.dumps(found)
+        # Long values are cut: the message is to name the field, not to reprint the record.
         text = text if len(text) <= 80 else text[:77] + "..."
         raise TuningError(f"{field}: expected {expected}, found {text}")
 
@@ -155,6 +156,7 @@ class LockedJSONLines:
 
     def append(self, value) -> None:
         """Write ``value`` as one JSON line with a single write, then fsync."""
+        # Compact separators: the line, and so the single write, stays as short as possible.
         self._write((json.dumps(value, separators=(",", ":")) + "\n").encode())
 
     def _write(self, data: bytes) -> None:

@@ -46,6 +46,7 @@ def register_tile_point(mod, space: Schedule, target) -> Schedule | None:
             if tiles is not None:
                 changed.append(inst)
                 return tiles
+        # The unroll step changes only in a space whose tiles were seeded.
         elif inst.kind == "sample_categorical" and changed:
             candidates = [int(c) for c in kwargs["candidates"]]
             if SEED_UNROLL_STEP in candidates:
@@ -78,6 +79,7 @@ def _tile_decision(sch, loop_rv, n: int, max_innermost, target):
     row_iv, col_iv, rows, cols = tiles
     extent = int(iv.dom.extent.value)
     if iv.iter_type.name != "DATA_PAR":
+        # The whole reduction in the innermost tile, inside the outer tiles as in dlight's.
         want = extent
     elif iv.var is col_iv.var:
         want = cols
@@ -86,7 +88,9 @@ def _tile_decision(sch, loop_rv, n: int, max_innermost, target):
     else:
         want = 1
     if max_innermost is not None and int(max_innermost) > 0:
+        # The space's own cap on the innermost factor still holds.
         want = min(want, int(max_innermost))
+    # A perfect tile: the largest divisor of the extent not above the wanted size.
     inner = max(d for d in range(1, want + 1) if extent % d == 0)
     return [extent // inner] + [1] * (n - 2) + [inner]
 

@@ -83,11 +83,13 @@ def extract_tasks(mod: IRModule, target, params: dict | None = None) -> list[Ext
     """
     target = _as_target(target)
     with target:
+        # The same graph pipeline relax.build runs, so the tasks are the kernels it will compile.
         mod = zero_pipeline()(bind_model_params(mod, params))
     kernel_names, kernels = unique_prim_funcs(mod)
     counts = _call_counts(mod)
     weights: dict[str, int] = {}
     for gv, name in kernel_names.items():
+        # Equal kernels share one task; their calls add up in its weight.
         weights[name] = weights.get(name, 0) + counts.get(gv.name_hint, 0)
     tasks = []
     for name, func in kernels.items():
@@ -157,6 +159,7 @@ def extracted_tasks_to_tune_contexts(extracted_tasks, work_dir: str | None = Non
     ``work_dir`` is taken for TVM's signature only: records go where ``tune_tasks`` puts
     them.
     """
+    # One stream for all tasks: each gets its own seed, and the same seed gives the same run.
     rng = random.Random(seed)
     contexts = [TuneContext(task.mod, target=task.target, space_generator=space,
                             search_strategy=_as_strategy(strategy, i),
@@ -201,6 +204,7 @@ def schedule_lookup(database: Database):
     Also usable as ``PassContext(config={"relax.build.schedule_lookup": lookup})``.
     """
     def lookup(func, name, target):
+        # Through task_module, so the lookup meets the workload exactly as tuning recorded it.
         return database.query_schedule(task_module(func), target, workload_name="main")
     return lookup
 

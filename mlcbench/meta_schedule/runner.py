@@ -174,9 +174,11 @@ class LocalRunner(Runner):
         self._join_prefetch()          # nothing else may run while candidates are timed
         self._run_references(runner_inputs)
         for index, inp in enumerate(runner_inputs):
+            # No pause before the first candidate: nothing ran before it.
             if index and self.cooldown_sec > 0:
                 time.sleep(self.cooldown_sec)
             best = self._best_known(inp)
+            # Adaptive timing only with something to compare with; otherwise a full measurement.
             call = self._call(inp) + (best, self.adaptive if best is not None else None)
             (outcome,) = self._map_one(call, best)
             result = _as_result(outcome, "local", host, cpu)
@@ -237,6 +239,7 @@ class LocalRunner(Runner):
         outcomes = self.pool.map(run_in_worker, [call], timeout_sec=limit)
         if outcomes[0].status == "timeout" and (self.timeout_sec is None
                                                 or limit < self.timeout_sec):
+            # Say that the shorter, adaptive limit stopped it, not the runner's own timeout.
             outcomes[0] = replace(outcomes[0], message=(
                 f"{outcomes[0].message}: {self.adaptive.time_limit_factor:g}x the best "
                 f"time of this workload, {best * 1e3:.3g} ms, or at least "
@@ -247,6 +250,7 @@ class LocalRunner(Runner):
         """The best time to compare ``inp`` with: None when it is measured in full."""
         if self.adaptive is None or inp.workload_key is None:
             return None
+        # Failed records carry MAX_RUN_SECS and prove nothing about speed.
         known = [s for s in (inp.best_secs, self.best_secs.get(inp.workload_key))
                  if s is not None and 0 < s < MAX_RUN_SECS]
         return min(known, default=None)
@@ -307,6 +311,7 @@ class ExecutorRunner(LocalRunner):
     def run(self, runner_inputs: list[RunnerInput]) -> list[RunnerFuture]:
         # before anything is measured: every worker that may measure has this run's CPU
         self._check_cpus((w, cpu) for w, (_, cpu) in self.pool.worker_identities().items())
+        # Libraries travel as bytes: the workers may not share this machine's file system.
         calls = [self._bytes_call(inp) for inp in runner_inputs]
         try:
             outcomes = self.pool.map(run_artifact_bytes, calls)
@@ -445,6 +450,7 @@ def _reference_file(library: bytes) -> str:
 def entry_function_name(lib) -> str:
     """The function a runner calls: the only one, else ``main``, else the first."""
     names = lib.function_names
+    # A module with one function is called whatever its name.
     if len(names) != 1 and "main" in names:
         return "main"
     return names[0]
@@ -453,6 +459,7 @@ def entry_function_name(lib) -> str:
 def _seeded_inputs(infos: list[TensorInfo]) -> list[np.ndarray]:
     key = tuple((i.dtype, i.shape) for i in infos)
     if key not in _INPUTS:
+        # The same inputs for every candidate and the reference, in every worker.
         rng = np.random.default_rng(0)
         _INPUTS[key] = [random_array(info, rng) for info in infos]
     return _INPUTS[key]
@@ -465,6 +472,7 @@ def random_array(info: TensorInfo, rng) -> np.ndarray:
         return rng.random(info.shape).astype(dtype)
     if dtype.kind == "b":
         return rng.random(info.shape) < 0.5
+    # Small integers fit every integer dtype, int8 and uint8 included.
     return rng.integers(0, 8, size=info.shape).astype(dtype)
 
 

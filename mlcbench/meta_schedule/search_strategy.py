@@ -60,6 +60,7 @@ class SearchStrategy:
 
     def _initialize_with_tune_context(self, context) -> None:
         self._context = context
+        # A context without a seed gets a fresh one: runs differ unless a seed is given.
         self._rng = random.Random(context.rand_state if context.rand_state is not None
                                   else random.randrange(2 ** 31))
 
@@ -82,9 +83,11 @@ class SearchStrategy:
     def generate_measure_candidates(self) -> list[MeasureCandidate] | None:
         """The next round's candidates, or None when the budget or the space is spent."""
         state = self._require_state("generate_measure_candidates")
+        # The last round may be short: the task's budget is a hard limit.
         count = min(state.num_trials_per_iter, state.max_trials - state.trials)
         if count <= 0:
             return None
+        # The baseline (the default schedule and seed points) goes first, then sampled ones.
         candidates, state.baseline = state.baseline[:count], state.baseline[count:]
         if len(candidates) < count:
             candidates += self._next_candidates(count - len(candidates))
@@ -139,6 +142,7 @@ class SearchStrategy:
                  for sch in generator.seed_schedules(mod, state.design_spaces))
         for sch in [*generator.baseline_schedules(mod), *seeds]:
             key = None if sch is None else structural_hash(sch.mod)
+            # Keyed by the scheduled module, not the trace: two traces may make one program.
             if key is not None and key not in state.seen:
                 state.seen.add(key)
                 found.append(MeasureCandidate(sch, state.args_info))
@@ -154,6 +158,7 @@ class SearchStrategy:
             if key is None or key in state.seen:
                 fails += 1
                 continue
+            # Only consecutive failures count: a space with a few duplicates is not exhausted.
             fails = 0
             state.seen.add(key)
             found.append(MeasureCandidate(sch, state.args_info))
@@ -197,6 +202,7 @@ def measured_keys(database, mod) -> set[int]:
 
 def without_decisions(trace: Trace) -> Trace:
     """``trace`` with every sampling decision cleared, so replaying it samples anew."""
+    # Without decisions, each sampling instruction draws anew when replayed.
     return Trace([replace(inst, decision=None) for inst in trace.insts])
 
 
@@ -209,6 +215,7 @@ def replay_with_new_decisions(mod, trace: Trace, seed: int,
     provider = None if space_generator is None or not hasattr(
         space_generator, "decision_provider") else space_generator.decision_provider(sch, seed)
     try:
+        # Postprocessing is left out: it is applied again, after sampling, by the caller.
         without_decisions(trace).apply_to_schedule(sch, remove_postproc=True,
                                                    decision_provider=provider)
     except MLCBenchError:

@@ -98,6 +98,7 @@ class SpaceGenerator:
         primitives draw them). On a GPU target, tile sizes drawn within its limits
         (:class:`~.gpu_tile_sampler.GPUTileSampler`)."""
         target = as_target(self.target)
+        # On a CPU the sampling primitives draw their own decisions.
         if not is_gpu_target(target):
             return None
         from .gpu_tile_sampler import GPUTileSampler
@@ -112,6 +113,7 @@ class SpaceGenerator:
         rng = random.Random(self.rand_state if seeded else None)
         seed = rng.randrange(1, 2 ** 31 - 1)
         if seeded:
+            # The state moves on, so each schedule gets a new seed and a rerun gets the same ones.
             self.rand_state = rng.randrange(1, 2 ** 31 - 1)
         return seed
 
@@ -273,12 +275,16 @@ class PostOrderApply(SpaceGenerator):
             if not pending:
                 done.append(sch)
                 continue
+            # From the end of the post order: the root first, then consumers before producers.
             block = pending.pop()
+            # An earlier rule may have inlined the block away in this branch of the space.
             if not has_block(sch, block) or _has_custom_rule(sch, block):
                 stack.append((sch, pending))
                 continue
             for result in rule.apply(sch, block):
+                # Each branch continues with its own copy of the blocks still to visit.
                 stack.append((result, list(pending)))
+        # The stack finishes the last branch first; reversed, spaces come in the rules' order.
         return done[::-1]
 
 
@@ -286,5 +292,6 @@ def _has_custom_rule(sch, block) -> bool:
     try:
         _, hit = locate_block(sch, block)
     except ScheduleError:
+        # A block the schedule cannot locate any more is left alone.
         return True
     return CUSTOM_RULE_ANNOTATION in hit.node.block.annotations

@@ -104,6 +104,7 @@ class TaskScheduler:
         started = time.perf_counter()
         try:
             for task in self.tasks:
+                # Every task starts before the first round, so a bad task fails before any tuning time.
                 self._start_task(task, builder, runner, database, cost_model,
                                  max_trials_per_task, num_trials_per_iter)
             while budget.total_trials < max_trials_global and self._alive():
@@ -156,11 +157,13 @@ class TaskScheduler:
         clock = _PhaseClock()
         candidates = task.context.generate_measure_candidates()
         if candidates:
+            # The global budget is a hard limit: the last round may be short.
             candidates = candidates[:budget.max_trials_global - budget.total_trials]
         if not candidates:
             task.finished = True
             _say_exhausted(task, budget)
             return None
+        # Noted before this round's update: it says whether the model guided these picks.
         model_trained = None if cost_model is None else not cost_model.scores_are_random
         if cost_model is not None:
             _predict(task.context, cost_model, candidates)
@@ -183,6 +186,7 @@ class TaskScheduler:
         times, and commit each again with the mean of every round (the database then
         ranks it by that); a program that failed in every round is committed as failed."""
         records = database.get_top_k(task.workload, top_k)
+        # With one record there is nothing to rank again.
         if len(records) < 2:
             return
         clock = _PhaseClock()
@@ -196,6 +200,7 @@ class TaskScheduler:
         calls = {id(r): 0 for r, _ in ready}
         errors = {}
         try:
+            # Rounds run every program in turn, so a busy spell touches all of them alike.
             for _ in range(rounds):
                 inputs = [RunnerInput(b.artifact_path, context.target.kind.name,
                                       r.args_info or args_info, task.reference_path)
@@ -232,6 +237,7 @@ class TaskScheduler:
                             None if cost_model is None else
                             lambda: cost_model.prepare(context, candidates))
         clock.lap("build")
+        # The runner may stop timing a candidate early once it is clearly slower than this.
         best = task.best_secs if task.best_secs < MAX_RUN_SECS else None
         inputs = [RunnerInput(b.artifact_path, context.target.kind.name, c.args_info,
                               task.reference_path, str(task.workload.shash), best)
@@ -367,6 +373,7 @@ class RoundRobin(TaskScheduler):
     def next_task_id(self) -> int:
         alive = self._alive()
         later = [i for i in alive if i > self._last]
+        # The next unfinished task after the last one, wrapping around.
         self._last = later[0] if later else alive[0]
         return self._last
 
@@ -387,6 +394,7 @@ class GradientBased(TaskScheduler):
     def next_task_id(self) -> int:
         alive = self._alive()
         for i in alive:
+            # Every task gets one round before gradients exist to compare.
             if self.tasks[i].rounds == 0:
                 return i
         return max(alive, key=self._expected_gain)
@@ -397,6 +405,7 @@ class GradientBased(TaskScheduler):
         if history[-1] >= MAX_RUN_SECS:
             return float("inf")        # nothing valid yet: measure it before anything else
         past = history[-1 - self.window_size] if len(history) > self.window_size else history[0]
+        # A window that starts before the first valid result measures no gain.
         past = history[-1] if past >= MAX_RUN_SECS else past
         recent = (past - history[-1]) / min(self.window_size, len(history))
         optimistic = history[-1] / len(history)

@@ -91,6 +91,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
     # one PrimFunc: tune the module as given, so a schedule function's names still hold
     task_mods = [(task_name or funcs[0][0], mod)] if len(funcs) == 1 else [
         (name, IRModule({name: func})) for name, func in funcs]
+    # One stream seeds every task: the same seed replays the same tuning run.
     rng = random.Random(seed)
     tasks = [TuneContext(task_mod, target=target, space_generator=space,
                          search_strategy=_as_strategy(strategy, i), task_name=name,
@@ -148,6 +149,7 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
     if isinstance(task_scheduler, str):
         task_scheduler = TaskScheduler.create(task_scheduler)
     try:
+        # Without max_trials_per_task one task may take the whole budget.
         task_scheduler.tune(tasks, task_weights, max_trials_global,
                             max_trials_per_task or max_trials_global, num_trials_per_iter,
                             builder, runner, list(measure_callbacks or ()), database,

@@ -63,10 +63,12 @@ class _Worker:
         # the child finds the same modules as the parent (tests and notebooks add paths)
         env["PYTHONPATH"] = os.pathsep.join([p for p in extra_path if p]
                                             + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        # stdin closed: a worker never reads the terminal the user is typing into.
         self.process = subprocess.Popen(
             [sys.executable, "-c", _WORKER_MAIN, str(to_child_r), str(from_child_w),
              str(os.getpid())],
             pass_fds=(to_child_r, from_child_w), env=env, stdin=subprocess.DEVNULL)
+        # The child's ends, closed here: only then does EOF show when the child dies.
         os.close(to_child_r)
         os.close(from_child_w)
         self.send_conn = Connection(to_child_w, readable=False)
@@ -116,6 +118,7 @@ class WorkerPool:
         """``fn(*args)`` for every tuple in ``arg_tuples`` spread over the workers, in
         order; ``timeout_sec`` bounds each of these calls instead of the pool's limit."""
         limit = self.timeout_sec if timeout_sec is None else timeout_sec
+        # Reversed, so pop() hands out the calls in their given order.
         pending = list(enumerate(arg_tuples))[::-1]
         outcomes: list[Outcome | None] = [None] * len(pending)
         busy: dict[Connection, tuple] = {}          # recv_conn -> (worker, index, started)
@@ -144,6 +147,7 @@ class WorkerPool:
         try:
             worker.send_conn.send((fn, tuple(args)))
         except (OSError, pickle.PicklingError, AttributeError, TypeError) as err:
+            # A call that does not pickle leaves the worker sound; a broken pipe does not.
             outcomes[index] = Outcome("error", message=f"could not send the call: {err}")
             self._retire(worker, keep=isinstance(err, (pickle.PicklingError, AttributeError,
                                                        TypeError)))
@@ -157,6 +161,7 @@ class WorkerPool:
         now = time.perf_counter()
         wait_for = None
         if limit is not None:
+            # Wake up no later than the first call's deadline.
             wait_for = max(0.0, min(started + limit - now for _, _, started in busy.values()))
         for conn in wait(list(busy), timeout=wait_for):
             worker, index, started = busy.pop(conn)
@@ -188,6 +193,7 @@ class WorkerPool:
         """Start workers until ``count`` are idle, all at once (each takes a Python
         start-up and ``import mlcbench``)."""
         self._idle = [w for w in self._idle if w.process.poll() is None]
+        # All started before any is waited for: their start-ups overlap.
         fresh = [_Worker(list(sys.path)) for _ in range(count - len(self._idle))]
         for worker in fresh:
             if not worker.wait_ready():
@@ -269,9 +275,11 @@ def _serve(recv_fd: int, send_fd: int, parent_pid: int) -> None:
             fn, args = message
             reply = ("ok", fn(*args))
         except BaseException:  # the parent decides what a failure means
+            # The traceback as text: an exception object may not pickle.
             reply = ("error", traceback.format_exc())
         try:
             send_conn.send(reply)
+        # A result that does not pickle is reported, and the worker lives on.
         except Exception:
             send_conn.send(("error", "the result could not be sent back:\n"
                             + traceback.format_exc()))

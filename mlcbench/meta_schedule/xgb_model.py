@@ -139,10 +139,12 @@ class XGBModel(CostModel):
                               f"{len(results)} results")
         features = self.extractor.extract_from(context, candidates)
         trained = self.booster is not None
+        # Predicted before these results are added, so the report measures real foresight.
         predicted = self.predict_features(features) if trained else np.zeros(len(features))
         self.last_update = UpdateReport.of(predicted, throughputs(results), trained)
         self.add_records(_workload_key(context), features,
                          [mean_run_secs(r) for r in results])
+        # Retrain only when the data grew by a fifth: a fit costs more as the data grows.
         grown = self.data_size - self.trained_size >= self.trained_size / 5
         if self.data_size >= self.num_warmup_samples and (grown or not self.adaptive_training):
             self.train()
@@ -179,14 +181,17 @@ class XGBModel(CostModel):
         np.minimum.at(best, groups, costs)
         with np.errstate(invalid="ignore", divide="ignore"):
             result = best[groups] / costs
+        # A failed run (inf seconds) scores 0; a task with no success yet scores 0 throughout.
         return np.nan_to_num(result, nan=0.0, posinf=0.0)
 
     def train(self) -> None:
         """Fit a new booster on every record (no-op while all targets are equal)."""
         import xgboost as xgb
         targets, groups = self.targets(), np.array(self.groups)
+        # Equal targets carry no ranking to learn.
         if len(np.unique(targets)) < 2:
             return
+        # base_score 0: a candidate's score is a sum over its stores, which a constant would skew.
         params = {**self.config.params(), "base_score": 0.0, "seed": 0}
         if self.aggregate == "pack-sum":
             rows, owner = _stack(self.features, self.extractor)
@@ -196,6 +201,7 @@ class XGBModel(CostModel):
             dtrain = xgb.DMatrix(rows, label=np.zeros(len(rows)))
             self.booster = xgb.train(params, dtrain, self.num_boost_round, obj=objective)
         else:
+            # xgboost's ranking wants the rows of a query group contiguous.
             order = np.argsort(groups, kind="stable")
             rows = _per_candidate(self.features, self.extractor)[order]
             params["objective"] = "rank:pairwise" if self.objective == "rank" \
@@ -214,6 +220,7 @@ class XGBModel(CostModel):
         if len(rows) == 0:
             return np.zeros(len(features))
         per_store = self.booster.predict(xgb.DMatrix(rows))
+        # A candidate's score is the sum of its stores' predictions.
         return np.bincount(owner, weights=per_store, minlength=len(features))
 
     def _pairs(self, groups: np.ndarray, targets: np.ndarray) -> tuple:
@@ -223,6 +230,7 @@ class XGBModel(CostModel):
             members = np.flatnonzero(groups == group)
             first = np.repeat(members, self.pairs_per_candidate)
             second = self.rng.choice(members, size=first.size)
+            # Pairs of equal throughput say nothing about order.
             keep = targets[first] != targets[second]
             first, second = first[keep], second[keep]
             swap = targets[first] < targets[second]
@@ -293,12 +301,14 @@ class _PackSum:
             grad, hess = sums - self.targets, np.ones(n)
         else:
             better, worse = self.pairs
+            # Clipped so exp cannot overflow on a confident pair.
             p = 1.0 / (1.0 + np.exp(np.clip(sums[better] - sums[worse], -50, 50)))
             curvature = p * (1.0 - p)
             grad = np.bincount(worse, p, n) - np.bincount(better, p, n)
             hess = np.bincount(better, curvature, n) + np.bincount(worse, curvature, n)
             sampled = np.maximum(self.pair_counts, 1)
             grad, hess = grad / sampled, hess / sampled
+        # A floor on the Hessian: xgboost divides by it.
         return grad[self.owner], np.maximum(hess[self.owner], 1e-6)
 
 

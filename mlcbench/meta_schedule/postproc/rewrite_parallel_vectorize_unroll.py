@@ -42,11 +42,13 @@ class RewriteParallelVectorizeUnroll(Postproc):
 
     def apply(self, sch) -> bool:
         try:
+            # A candidate whose loops refuse the rewrite fails here and is dropped by the search.
             for func_name, root_name in _annotated_roots(sch):
                 root = sch.get_block(root_name, func_name=func_name)
                 limits = dict(sch.get(root).annotations)
                 for key in (PARALLEL, VECTORIZE, UNROLL_EXPLICIT, UNROLL_IMPLICIT):
                     if key in limits:
+                        # Consumed here: a second application must not rewrite the loops again.
                         sch.unannotate(root, key)
                 for block in sch.get_child_blocks(root):
                     _rewrite_block(sch, block, limits)
@@ -75,6 +77,7 @@ def _rewrite_block(sch, block, limits) -> None:
     if n_parallel:
         fused = sch.fuse(*loops[:n_parallel]) if n_parallel > 1 else loops[0]
         sch.parallel(fused)
+        # The list is kept in step with the schedule, so the vector tail is found below.
         loops = [fused] + loops[n_parallel:]
     if n_vectorize:
         tail = loops[-n_vectorize:]
@@ -96,6 +99,7 @@ def plan_loops(sch, block, max_parallel: int, max_vectorize: int) -> tuple[int, 
     n_parallel = parallel_loop_count(parallel_extents(sch, block), max_parallel) \
         if max_parallel != -1 else 0
     n_vectorize = _vectorize_count(hit, loops, max_vectorize) if max_vectorize != -1 else 0
+    # A loop cannot be both: the vector loops keep theirs, parallel gets the rest.
     if n_parallel + n_vectorize > len(loops):
         n_parallel = len(loops) - n_vectorize
     return n_parallel, n_vectorize
@@ -117,6 +121,7 @@ def parallel_extents(sch, block) -> list[int]:
             break
         product *= const_extent(loop)
         products.append(product)
+        # The loops below hold only some of the statements: fusing stops here.
         if isinstance(loop.body, SeqStmt):
             break
     return products
@@ -132,6 +137,7 @@ def parallel_loop_count(products: list, limit: int) -> int:
 
 
 def _vectorize_count(hit, loops, max_vectorize: int) -> int:
+    # Something between the innermost loop and the block (an if): nothing to vectorize.
     if not loops or loops[-1].body is not hit.node:
         return 0
     limit = _contiguous_inner_loops(hit.node, loops)
@@ -140,6 +146,7 @@ def _vectorize_count(hit, loops, max_vectorize: int) -> int:
         loop = loops[n]
         if count >= limit or not _free(loop) or not is_spatial_for_every_block(loop):
             break
+        # Only a perfect nest fuses.
         if n + 1 < len(loops) and loop.body is not loops[n + 1]:
             break
         if product * const_extent(loop) > max_vectorize:
@@ -160,6 +167,7 @@ def _contiguous_inner_loops(realize, loops) -> int:
         fusible, previous = 0, None
         for n in range(len(loops) - 1, -1, -1):
             stride = strides[n]
+            # A loop that does not move through this buffer does not break contiguity.
             if stride == 0:
                 fusible += 1
                 continue

@@ -104,6 +104,7 @@ class MultiLevelTiling(ScheduleRule):
     def apply(self, sch, block) -> list:
         if not has_block(sch, block) or not self._wants(sch, block):
             return [sch]
+        # Marked: the seed and tile samplers find the tiled block by it, and no rule tiles it twice.
         sch.annotate(block, TILING_STRUCTURE_ANNOTATION, self.structure)
         tiles = self.tile_loop_nest(sch, block)
         if self.tile_binds:
@@ -119,6 +120,7 @@ class MultiLevelTiling(ScheduleRule):
         if self.filter_fn is not None:
             return bool(self.filter_fn(sch, block))
         _, hit = locate_block(sch, block)
+        # Already tiled by a tiling rule: leave it.
         if TILING_STRUCTURE_ANNOTATION in hit.node.block.annotations:
             return False
         return needs_multi_level_tiling(sch, block)
@@ -129,11 +131,14 @@ class MultiLevelTiling(ScheduleRule):
                   for kind in (SPATIAL, REDUCE)}
         tiles = [[] for _ in self.structure]
         kinds = loop_iter_types(sch, block)
+        # -1 is the sampler's "no limit".
         inner = -1 if self.max_innermost_factor is None else self.max_innermost_factor
         for loop, kind in zip(sch.get_loops(block), kinds):
+            # Loops that are neither spatial nor reduction (or have no level of their kind) stay put.
             if kind == OTHER or not levels[kind]:
                 continue
             positions = levels[kind]
+            # A single level takes the loop whole: there is nothing to sample.
             if len(positions) == 1:
                 tiles[positions[0]].append(loop)
                 continue
@@ -152,14 +157,17 @@ class MultiLevelTiling(ScheduleRule):
             return [sch]
         results = []
         if config.req == "may":
+            # "may": the untouched schedule is a space of its own, without the cache.
             results.append(_branch(sch))
         try:
+            # A block whose output cannot be cached keeps the spaces made so far.
             cache = sch.cache_write(block, 0, config.scope)
         except ScheduleError:
             return results or [sch]
         for level in config.levels:
             if not 1 <= level <= len(tiles) or not tiles[level - 1]:
                 continue
+            # One branch per level: the same cache placed under different tile loops.
             branch = _branch(sch)
             try:
                 branch.reverse_compute_at(cache, tiles[level - 1][-1], preserve_unit_loops=True)
@@ -175,6 +183,7 @@ class MultiLevelTiling(ScheduleRule):
         _, hit = locate_block(spaces[0], block)
         if not vector_operand_reads(hit.node.block):
             return spaces
+        # "may" keeps the unmarked spaces and adds marked copies; "must" marks them in place.
         marked = [_branch(s) if self.pack_vector_operand == "may" else s for s in spaces]
         for space in marked:
             space.annotate(block, PACK_ANNOTATION, 1)
@@ -190,5 +199,6 @@ class MultiLevelTiling(ScheduleRule):
 def _branch(sch):
     """A copy of ``sch`` with its own random stream."""
     other = sch.copy()
+    # Its own stream, so branches sample different decisions, reproducibly.
     other.seed(sch.fork_seed())
     return other
