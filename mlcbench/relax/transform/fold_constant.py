@@ -108,7 +108,7 @@ class ConstantEvaluator:
             return self.run_call_tir(call, self.mod)
         if not all(_static_argument(a) for a in call.args):
             return None
-        # Calls on shapes and scalars alone (R.zeros, R.full) stay: folding would only store a new tensor.
+        # Without a tensor constant to compute from, folding would only embed a new tensor.
         if not any(_has_tensor_constant(a) for a in call.args) \
                 or get_op_info(call.op).legalize is None:
             return None

@@ -59,7 +59,7 @@ def _bytes(buffer) -> int | None:
 
 def _limit(attrs, key, default):
     value = attrs.get(key)
-    # A target without the figure (or a symbolic one) gets the default limit.
+    # A target without the figure (or with a non-integer one) gets the default limit.
     return value if isinstance(value, int) else default
 
 
