@@ -50,9 +50,11 @@ from ...tir.functor import post_order_visit
 from ...tir.schedule import Schedule
 from ..analysis import block_infos, iter_vars_of, multiply_accumulate, total_extent
 from ..base import ScheduleRule
-from .common import inline_injective_producers, loop_kinds, schedule_remaining_blocks
+from .common import (float_bits, inline_injective_producers, loop_kinds,
+                     schedule_remaining_blocks)
 from .packing import pack_vector_operand
-from .tiling import PARALLEL_MIN_MACS, choose_tiles, output_axes, tile_contraction
+from .tiling import (PARALLEL_MIN_MACS, choose_conv_tile, choose_tiles, output_axes,
+                     tile_contraction)
 
 
 def conv_block(sch):
@@ -104,7 +106,7 @@ class Conv2D(ScheduleRule):
         found = conv_block(sch)
         if found is None:
             return None
-        tiles = choose_tiles(*found, target)
+        tiles = conv_tiles(*found, target)
         if tiles is None:
             return None
         if _strided(found[1], tiles[1].var):
@@ -117,6 +119,21 @@ class Conv2D(ScheduleRule):
             return None
         schedule_remaining_blocks(sch, target.vector_lanes(32))
         return sch
+
+
+def conv_tiles(info, loads, target):
+    """``choose_tiles``' axes with the rows and columns of :func:`choose_conv_tile`
+    (rows that divide the output row where they can), or None."""
+    tiles = choose_tiles(info, loads, target)
+    if tiles is None:
+        return None
+    row_iv, col_iv, _, cols = tiles
+    window = [iv for iv in info.block.iter_vars
+              if iv.iter_type.name != "DATA_PAR" and int(iv.dom.extent.value) > 1]
+    rows, cols = choose_conv_tile(int(row_iv.dom.extent.value), cols,
+                                  target.vector_lanes(float_bits(info)),
+                                  target.vector_registers, pointwise=len(window) <= 1)
+    return row_iv, col_iv, rows, cols
 
 
 def _strided(loads, col_var) -> bool:

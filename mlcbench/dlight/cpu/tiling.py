@@ -89,6 +89,37 @@ def choose_rows(extent: int, col_vectors: int, registers: int) -> int:
     return budget
 
 
+def choose_conv_tile(extent: int, cols: int, lanes: int, registers: int,
+                     pointwise: bool = False) -> tuple:
+    """``(rows, cols)`` of a convolution's register tile for output rows of ``extent``
+    pixels. Rows divide the row when they can: a partial last tile tests its bound on
+    every multiply-add. Two vectors of channels when 3 to 5 rows (AVX2; 3 to 10 with
+    AVX-512) divide it, else one vector when 3 up to half the registers do, else
+    :func:`choose_rows`. On AVX2: 55 -> 5 x 16, 14 -> 7 x 8 (not 2 x 16), 7 -> 7 x 8
+    (not 4 x 16 with a partial tile), 13 -> 4 x 16 with a partial tile (13 x 8 ran
+    a 3x3 layer 1.5x slower). Measured on one Zen 1 thread: Inception's 14x14 and 7x7
+    layers 1.2-1.9x onnxruntime's time before, 1.0-1.2x after."""
+    col_vectors = -(-cols // lanes)
+    budget = max(1, min(MAX_ROWS, (registers // 2) // col_vectors))
+    if extent <= budget:
+        return extent, cols
+    rows = _largest_divisor(extent, 3, budget + budget // 4)
+    if rows:
+        return rows, cols
+    # One vector of accumulators per row; a pointwise kernel keeps only one weight
+    # vector and one broadcast live besides them, so its rows may fill the register file.
+    narrow = _largest_divisor(extent, 3, min(MAX_ROWS, registers - 3 if pointwise
+                                             else registers // 2))
+    if narrow:
+        return narrow, min(cols, lanes)
+    return choose_rows(extent, col_vectors, registers), cols
+
+
+def _largest_divisor(extent: int, low: int, high: int):
+    """The largest divisor of ``extent`` in ``[low, high]``, else None."""
+    return next((d for d in range(high, low - 1, -1) if extent % d == 0), None)
+
+
 def choose_tiles(info: BlockInfo, loads, target):
     """``(row_iv, col_iv, rows, cols)`` of the register tile, or None (also for
     symbolic extents: the tile shape is chosen from known sizes)."""
