@@ -119,7 +119,7 @@ class _FusedPrimFunc:
             params.append(handle)
             buffer_map[handle] = buffer
         root = Block((), (), (), "root", seq(*self.bodies), alloc_buffers=tuple(self.allocs))
-        # Outputs and intermediates are fresh allocations: nothing the kernel writes aliases another buffer.
+        # Outputs and intermediates are fresh allocations: what the kernel writes aliases nothing.
         return PrimFunc(params, BlockRealize((), const(True), root), buffer_map,
                         attrs={"global_symbol": self.name, "tir.noalias": True})
 
