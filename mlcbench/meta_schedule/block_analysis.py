@@ -203,7 +203,7 @@ def access_strides(realize: BlockRealize, loops: list, region, analyzer) -> list
             elif id(var) in linear:
                 coef = linear[id(var)]
             else:
-                # Not in this dimension: the next one out is reached with this dimension's size as step.
+                # Not in this dimension: one step of the next one out spans this dimension's size.
                 inner = None if dim is None or inner is None else inner * dim
                 continue
             stride = None if coef is None or inner is None else coef * inner

@@ -218,7 +218,7 @@ class EvolutionarySearch(SearchStrategy):
             return None
         key = _decisions_key(trace)
         if key not in self._programs:
-            # Replaying is the costly part: a mutation that lands on known decisions reuses the program.
+            # Replaying costs most: a mutation landing on known decisions reuses the program.
             sch = Schedule(self._context.mod, seed=self._fork_seed())
             try:
                 trace.apply_to_schedule(sch, remove_postproc=True)

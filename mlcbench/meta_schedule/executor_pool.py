@@ -87,7 +87,7 @@ class ExecutorPool:
                 for future in self.backend.first_done(list(pending)):
                     index, lost_on = pending.pop(future)
                     outcome, died_on = self.backend.outcome(future)
-                    # Only a dead worker earns a retry: an error or a timeout is the candidate's own.
+                    # Only a dead worker earns a retry: an error or timeout is the candidate's own.
                     if died_on is not None and len(lost_on) < self.retries:
                         self.lost += 1
                         retry = self._submit(fn, calls[index], avoid=lost_on + [died_on])

@@ -104,7 +104,7 @@ class TaskScheduler:
         started = time.perf_counter()
         try:
             for task in self.tasks:
-                # Every task starts before the first round, so a bad task fails before any tuning time.
+                # Every task starts before the first round: a bad task fails before any tuning.
                 self._start_task(task, builder, runner, database, cost_model,
                                  max_trials_per_task, num_trials_per_iter)
             while budget.total_trials < max_trials_global and self._alive():

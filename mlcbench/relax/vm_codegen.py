@@ -323,7 +323,7 @@ class _FunctionCompiler:
         argument checks (every argument a tensor of constant shape that matches)."""
         # Symbolic kernel shapes are checked at run time, when the extents are known.
         if spec.shape_vars or len(args) != len(spec.params):
-            # A shape operand expands into several scalars: counts compare only for all-tensor calls.
+            # A shape operand expands into several scalars: only all-tensor calls compare counts.
             if len(args) != len(spec.params) and all(_operand_kind(a) == "t" for a in args):
                 self.fail(text, f"kernel {kernel_label(spec)} takes {len(spec.params)} "
                                 f"arguments, the call passes {len(args)}")

@@ -183,7 +183,7 @@ class KernelPrinter(ExprPrinter):
         name = self.fresh_name(buffer.name)
         self.buffer_names[buffer.data] = name
         self.buffer_scopes[buffer.data] = scope
-        # Declared after the body is printed: only then is it known whether float4 reads need alignment.
+        # Declared after the body: only then is it known whether float4 reads need alignment.
         declaration = len(self.lines)
         self.stmt(node.body)
         self.lines.insert(declaration, "  " * self.depth + self._declaration(buffer, name,

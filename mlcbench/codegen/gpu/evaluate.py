@@ -124,7 +124,7 @@ class ExprEvaluator:
         op, args = expr.op, expr.args
         if op == "tir.if_then_else":
             cond = np.broadcast_to(self.eval(args[0], mask)[:, 0], mask.shape)
-            # Each side only for the threads that take it, so a guarded load is never traced out of bounds.
+            # Each side only for the threads taking it: a guarded load is never traced outside.
             then = self.eval(args[1], mask & cond) if (mask & cond).any() else 0
             other = self.eval(args[2], mask & ~cond) if (mask & ~cond).any() else 0
             return np.where(cond[:, None], then, other).astype(_numpy_dtype(expr.dtype))

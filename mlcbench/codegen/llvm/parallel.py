@@ -136,7 +136,7 @@ class ParallelLoops:
         nthreads = builder.sext(nthreads, ty) if ty != T.I32 else nthreads
         pieces = builder.mul(nthreads, ir.Constant(ty, 2))
         align = ty.width // 8
-        # Monotonic is enough: the counter only hands out ranges, and the team's join orders the data.
+        # Monotonic is enough: the counter only hands out ranges; the team's join orders the data.
         first = builder.load_atomic(counter, "monotonic", align, typ=ty)
         entry = builder.block
         head, claim, run, done = (fn.append_basic_block(n) for n in ("head", "claim", "run", "done"))

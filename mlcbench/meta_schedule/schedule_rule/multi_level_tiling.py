@@ -134,7 +134,7 @@ class MultiLevelTiling(ScheduleRule):
         # -1 is the sampler's "no limit".
         inner = -1 if self.max_innermost_factor is None else self.max_innermost_factor
         for loop, kind in zip(sch.get_loops(block), kinds):
-            # Loops that are neither spatial nor reduction (or have no level of their kind) stay put.
+            # Loops neither spatial nor reduction (or with no level of their kind) stay put.
             if kind == OTHER or not levels[kind]:
                 continue
             positions = levels[kind]
