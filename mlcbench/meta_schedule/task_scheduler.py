@@ -232,10 +232,10 @@ class TaskScheduler:
         """Build every candidate, run those that built; a failure becomes its result.
         While they build, the cost model prepares its update (:func:`build_while`)."""
         context = task.context
+        prepare = getattr(cost_model, "prepare", None)     # a model may not define it
         built = build_while(builder, [BuilderInput(c.sch.mod, context.target)
                                       for c in candidates],
-                            None if cost_model is None else
-                            lambda: cost_model.prepare(context, candidates))
+                            None if prepare is None else lambda: prepare(context, candidates))
         clock.lap("build")
         # The runner may stop timing a candidate early once it is clearly slower than this.
         best = task.best_secs if task.best_secs < MAX_RUN_SECS else None

@@ -90,3 +90,26 @@ def test_tuning_measures_the_same_programs_with_and_without_preparing(tmp_path):
         assert extractor.extracted == len(set(extractor.keys)) == 4
         runs.append((measurer.measured, [f.tolist() for f in model.features]))
     assert runs[0] == runs[1]
+
+
+class _DuckModel:
+    """A cost model that is no CostModel and has no ``prepare``."""
+
+    scores_are_random = True
+
+    def __init__(self):
+        self.updates = 0
+
+    def update(self, context, candidates, results):
+        self.updates += len(candidates)
+
+    def predict(self, context, candidates):
+        return [0.5] * len(candidates)
+
+
+def test_a_cost_model_without_prepare_is_updated_as_before(tmp_path):
+    measurer, model = FakeMeasurer(), _DuckModel()
+    ms.tune_tir(matmul_module(16), TARGET, str(tmp_path), 2, num_trials_per_iter=2,
+                strategy="replay-trace", cost_model=model, seed=0,
+                builder=measurer.builder, runner=measurer.runner, progress_bar=False)
+    assert model.updates == len(measurer.measured) == 2
