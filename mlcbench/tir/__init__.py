@@ -9,8 +9,8 @@ from .functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substit
 from . import stmt_functor
 from .op import (abs, call_extern, ceil, cos, erf, exp, exp2, floor, floordiv, floormod, fma,
                  if_then_else, isnan, log, log2, log10, max, max_value, min, min_value,
-                 nearbyint, pow, round, rsqrt, sigmoid, sin, sqrt, tan, tanh, trunc, truncdiv,
-                 truncmod, tvm_storage_sync)
+                 nearbyint, pow, reinterpret, round, rsqrt, shift_left, shift_right, sigmoid,
+                 sin, sqrt, tan, tanh, trunc, truncdiv, truncmod, tvm_storage_sync)
 from .stmt import (Allocate, AssertStmt, Block, BlockRealize, BufferStore, DeclBuffer,
                    Evaluate, For, ForKind, IfThenElse, IterType, IterVar, LetStmt, SeqStmt,
                    Stmt, seq)

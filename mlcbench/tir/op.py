@@ -103,6 +103,34 @@ def Select_(cond, t, f):
     return Select(convert(cond), t, cast(t.dtype, f) if f.dtype != t.dtype else f)
 
 
+def reinterpret(dtype, value, span=None):
+    """``value``'s bits read as ``dtype`` (as wide, lane for lane): a bit cast, not a
+    conversion. ``T.reinterpret("int32", T.float32(1))`` is 0x3F800000.
+
+    >>> T.reinterpret("float32", T.shift_left(T.int32(130), 23))   # 2.0 ** 3
+    """
+    from ..ir.dtype import dtype as as_dtype
+    from ..ir.errors import IRError
+    value = convert(value)
+    target = as_dtype(dtype).with_lanes(value.dtype.lanes)
+    if target.element.bits != value.dtype.element.bits:
+        raise IRError(f"reinterpret: {value.dtype} has {value.dtype.element.bits}-bit lanes, "
+                      f"{dtype} has {target.element.bits}: the bits are kept, so the widths "
+                      "must match")
+    return Call(target, "tir.reinterpret", (value,))
+
+
+def shift_left(a, b, span=None):
+    """``a << b`` on integers."""
+    a = convert(a)
+    return Call(a.dtype, "tir.shift_left", (a, convert(b, a.dtype)))
+
+
+def shift_right(a, b, span=None):
+    """``a >> b`` on integers (arithmetic for signed, logical for unsigned)."""
+    a = convert(a)
+    return Call(a.dtype, "tir.shift_right", (a, convert(b, a.dtype)))
+
 def call_extern(*args, dtype=None, span=None):
     """Call a C function by name: ``T.call_extern("float32", "expf", x)``, or in the
     older spelling of course chapter 8, ``T.call_extern("tmm16", ptr, ..., dtype="int32")``."""

@@ -90,6 +90,15 @@ def test_select_if_then_else_and_extern():
     assert value.op == "tir.call_extern" and value.args[0].value == "expf"
 
 
+def test_reinterpret_and_shifts():
+    value, (x, _, f) = _value('T.reinterpret("float32", T.shift_left(x, 23))')
+    assert value.op == "tir.reinterpret" and value.dtype == "float32"
+    assert value.args[0].op == "tir.shift_left" and value.args[0].args[0] is x
+    value, (x, y, _) = _value("T.shift_right(x, y)")
+    assert value.op == "tir.shift_right" and value.dtype == "int32"
+    with pytest.raises(ParseError, match="reinterpret: float32 has 32-bit lanes, int64 has 64"):
+        _value('T.reinterpret("int64", f)')
+
 def test_vectors_and_let():
     value, (x, _, _) = _value("T.Ramp(x, 1, 4)")
     assert isinstance(value, Ramp) and value.dtype == "int32x4" and value.lanes == 4

@@ -17,7 +17,7 @@ import struct
 from ...te import max as te_max, reduce_axis, sum as te_sum
 from ...te.operation import compute
 from ...tir import op as tir_op
-from ...tir.expr import Call, Let, Var, const
+from ...tir.expr import Let, Var, const
 from ..utils import normalize_axis
 
 # e**r for |r| <= ln2 / 2, lowest power first: a degree-6 fit of least relative error
@@ -49,9 +49,8 @@ def exp_of_nonpositive(d):
     poly = const(_EXP_POLY[-1], f32)
     for c in reversed(_EXP_POLY[:-1]):
         poly = tir_op.fma(poly, r, const(c, f32))
-    exponent = Call(i32, "tir.shift_left", (Call(i32, "tir.reinterpret", (biased,)),
-                                           const(23, i32)))
-    scaled = poly * Call(f32, "tir.reinterpret", (exponent,))
+    exponent = tir_op.shift_left(tir_op.reinterpret(i32, biased), const(23, i32))
+    scaled = poly * tir_op.reinterpret(f32, exponent)
     reduced = tir_op.fma(n, const(-ln2_lo, f32), tir_op.fma(n, const(-ln2_hi, f32), clamped))
     body = Let(r, reduced, scaled)
     body = Let(n, biased - const(_ROUND_AND_BIAS, f32), body)
