@@ -21,7 +21,10 @@ For ResNet-50's ``conv2d_nchw(x[1, 64, 56, 56], w[64, 64, 3, 3])`` on an AVX2 ho
 * Rows: an output axis the packed operand does not use (width), so each row is one
   broadcast input pixel. ``tiling.choose_tiles`` sizes the tile from the target: two
   vector registers of channels and as many rows as fill half the register file
-  (4 x 16 with AVX2's 16 ymm, 8 x 32 with AVX-512's 32 zmm).
+  (4 x 16 with AVX2's 16 ymm, 8 x 32 with AVX-512's 32 zmm); ``tiling.choose_conv_tile``
+  then prefers rows that divide the output row, with one vector of channels if need be
+  (a 14-pixel row: 7 x 8 rather than 2 x 16; a 7-pixel one: 7 x 8 rather than 4 x 16
+  with a partial tile, whose bound test sits on every multiply-add).
 * Loop order: threads take whole output rows (fused with the batch; with the channel
   tiles too when there are fewer than 16 rows); inside a row the channel tile is outer
   and the width tiles inner, so the row's input pixels stay in L1 across the channel
