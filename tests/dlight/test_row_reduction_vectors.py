@@ -118,3 +118,14 @@ def test_global_pool_matches_numpy(size, kind, run_te, rng):
     got = run_te([x], topi.nn.global_pool(x, kind), [a])
     expected = (a.mean if kind == "avg" else a.max)(axis=(2, 3), keepdims=True)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_long_inner_reduce_loop_is_fused_with_the_outer_ones(default_schedule, run_te, rng):
+    """Summing 64x64 planes: the reduce loops fuse into one row of 4096, which walks four
+    accumulator vectors (not one accumulator per position, a vector of 64 lanes)."""
+    x = te.placeholder((3, 64, 64), name="x")
+    out = topi.sum(x, axis=(1, 2))
+    text = default_schedule(te.create_prim_func([x, out]), Target("llvm -mcpu=znver3")).script()
+    assert 'x_red_rf_rf = T.alloc_buffer((3, 4, 8), scope="local")' in text
+    a = rng.standard_normal((3, 64, 64)).astype("float32")
+    np.testing.assert_allclose(run_te([x], out, [a]), a.sum(axis=(1, 2)), rtol=1e-4, atol=1e-3)

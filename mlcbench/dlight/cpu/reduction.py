@@ -41,6 +41,7 @@ TRANSCENDENTAL = frozenset(f"tir.{name}" for name in ("exp", "log", "tanh", "sig
 TRANSCENDENTAL_WEIGHT = 8
 UNROLL_CHOICES = (4, 5, 3, 2)      # vectors side by side, in order of preference
 MIN_INNER_ACCUMULATORS = 4
+MAX_INNER_ACCUMULATORS_VECTORS = 4
 
 
 def row_count(sch) -> int | None:
@@ -135,7 +136,12 @@ def _factor_row_reduction(sch, info, rows, lanes):
         return []
     kinds = loop_kinds(sch, info)
     if len(loops) > rows + 1 and kinds == ["S"] * rows + ["R"] * (len(loops) - rows):
-        return _factor_inner_reduce_loop(sch, info, rows)
+        # A short inner loop gives one accumulator per position; a long one (a vector of
+        # as many lanes would not fit the registers) is fused with the outer reduce loops.
+        if (total_extent(sch, loops[-1:]) or 0) <= MAX_INNER_ACCUMULATORS_VECTORS * lanes:
+            return _factor_inner_reduce_loop(sch, info, rows)
+        loops = loops[:rows] + [sch.fuse(*loops[rows:])]
+        kinds = kinds[:rows + 1]
     if len(loops) != rows + 1 or kinds != ["S"] * rows + ["R"]:
         return []
     extent = total_extent(sch, loops[-1:]) or 0
