@@ -38,8 +38,10 @@ def test_does_not_apply_to_dense_or_pool():
 
 @pytest.mark.parametrize("c_in, c_out, size, kernel, stride, pad", [
     (3, 7, 13, 3, 1, 1), (5, 16, 7, 1, 1, 0), (4, 13, 11, 3, 2, 1),
-    # tiles that divide the row: 7 x 8 at 14 and 7, 13 x 8 (1x1) at 13, 5 x 16 at 55
-    (6, 32, 14, 3, 1, 1), (4, 32, 7, 3, 1, 1), (9, 24, 13, 1, 1, 0), (3, 16, 55, 3, 1, 1)])
+    # tiles that divide the row: 7 x 8 at 14 and 7 (7 x 16 for 1x1), 13 x 8 (1x1) at 13,
+    # 5 x 16 at 55
+    (6, 32, 14, 3, 1, 1), (4, 32, 7, 3, 1, 1), (8, 32, 14, 1, 1, 0), (9, 24, 13, 1, 1, 0),
+    (3, 16, 55, 3, 1, 1)])
 def test_nchw_with_bias_relu_matches_numpy(c_in, c_out, size, kernel, stride, pad,
                                            run_te, rng, rule_for):
     a = rng.standard_normal((1, c_in, size, size)).astype("float32")
@@ -99,10 +101,10 @@ def test_rows_are_parallel_and_channel_tiles_outside_width_tiles(default_schedul
 
 def test_short_output_spreads_channel_tiles_over_threads(default_schedule, named_target):
     """An output of 7 rows also spreads its channel tiles over the threads; one tile
-    covers the row (7 x 8 with AVX2, 7 x 32 with AVX-512)."""
+    covers the row of this 1x1 kernel (7 x 16 with AVX2, 7 x 32 with AVX-512)."""
     func, _ = _lowered_conv(default_schedule, 64, 512, 7, 1, named_target)
     rows, cols = _register_tile(func)
-    assert (rows, cols) == (7, 8 if named_target.vector_registers == 16 else 32)
+    assert (rows, cols) == (7, 16 if named_target.vector_registers == 16 else 32)
     nest = rf"for nn_yy_ff_0_fused in T\.parallel\({7 * 512 // cols}\):"
     assert re.search(nest, func.script()), func.script()
 
@@ -148,14 +150,17 @@ def test_register_tile_follows_the_target(mcpu, tile):
 @pytest.mark.parametrize("mcpu, extent, pointwise, tile", [
     ("znver3", 56, False, (4, 16)), ("znver3", 55, False, (5, 16)),
     ("znver3", 27, False, (3, 16)), ("znver3", 14, False, (7, 8)),
-    ("znver3", 7, True, (7, 8)), ("znver3", 13, False, (4, 16)),
+    ("znver3", 7, False, (7, 8)), ("znver3", 7, True, (7, 16)),
+    ("znver3", 14, True, (7, 16)), ("znver3", 56, True, (4, 16)),
+    ("znver3", 13, False, (4, 16)),
     ("znver3", 13, True, (13, 8)), ("znver3", 2, False, (2, 16)),
     ("znver4", 56, False, (8, 32)), ("znver4", 14, False, (7, 32)),
     ("znver4", 13, False, (13, 16)), ("znver4", 55, False, (5, 32))])
 def test_conv_tile_divides_the_output_row(mcpu, extent, pointwise, tile):
     """Rows divide the output row where they can (a partial tile tests its bound on every
-    multiply-add): two vectors of channels with 3 or more rows, else one vector with up
-    to half the registers of rows (all but three for a 1x1 kernel), else a partial tile."""
+    multiply-add): two vectors of channels with 3 or more rows (up to 14 accumulators for
+    a 1x1 kernel on AVX2), else one vector with up to half the registers of rows (all
+    but three for a 1x1 kernel), else a partial tile."""
     target = Target(f"llvm -mcpu={mcpu}")
     lanes = target.vector_lanes(32)
     assert choose_conv_tile(extent, 2 * lanes, lanes, target.vector_registers,

@@ -94,16 +94,24 @@ def choose_conv_tile(extent: int, cols: int, lanes: int, registers: int,
     """``(rows, cols)`` of a convolution's register tile for output rows of ``extent``
     pixels. Rows divide the row when they can: a partial last tile tests its bound on
     every multiply-add. Two vectors of channels when 3 to 5 rows (AVX2; 3 to 10 with
-    AVX-512) divide it, else one vector when 3 up to half the registers do, else
-    :func:`choose_rows`. On AVX2: 55 -> 5 x 16, 14 -> 7 x 8 (not 2 x 16), 7 -> 7 x 8
-    (not 4 x 16 with a partial tile), 13 -> 4 x 16 with a partial tile (13 x 8 ran
-    a 3x3 layer 1.5x slower). Measured on one Zen 1 thread: Inception's 14x14 and 7x7
-    layers 1.2-1.9x onnxruntime's time before, 1.0-1.2x after."""
+    AVX-512) divide it, for a ``pointwise`` (1x1) kernel also with up to all registers
+    but two holding accumulators; else one vector when 3 up to half the registers do
+    (all but three, pointwise), else :func:`choose_rows`. On AVX2: 55 -> 5 x 16;
+    14 -> 7 x 8 (not 2 x 16) and 7 -> 7 x 8 (not 4 x 16 with a partial tile), 7 x 16
+    for a 1x1 kernel; 13 -> 4 x 16 with a partial tile, 13 x 8 for a 1x1 kernel (13 x 8
+    ran a 3x3 layer 1.5x slower, 7 x 16 a 3x3 one 1.3x slower than 7 x 8, and 7 x 16 a
+    1x1 one at 56 or 28 pixels 1.1-1.2x slower than 4 x 16). Measured on one Zen 1
+    thread: Inception's 14x14 and 7x7 layers 1.2-1.9x onnxruntime's time before,
+    1.0-1.2x after."""
     col_vectors = -(-cols // lanes)
     budget = max(1, min(MAX_ROWS, (registers // 2) // col_vectors))
     if extent <= budget:
         return extent, cols
     rows = _largest_divisor(extent, 3, budget + budget // 4)
+    if rows is None and pointwise:
+        # A 1x1 kernel's multiply-adds read each weight vector from memory as an
+        # operand, so the accumulators may take all registers but two.
+        rows = _largest_divisor(extent, 3, min(MAX_ROWS, (registers - 2) // col_vectors))
     if rows:
         return rows, cols
     # One vector of accumulators per row; a pointwise kernel keeps only one weight
