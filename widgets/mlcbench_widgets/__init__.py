@@ -10,7 +10,7 @@
 * :class:`GraphView` -- a Relax model's dataflow graph before and after fusion, with
   why each edge fused or not, and kernel counts.
 
-The logic lives in plain classes (``LoopTree``, ``History``, ``ScheduleState``,
+The logic lives in plain classes (``LoopTree``, ``History``, ``ExplorerState``,
 ``KernelRunner``, the roofline functions) that work without a browser; ipywidgets is
 imported only when a widget is first shown. See README.md in this folder.
 """

@@ -33,7 +33,7 @@ from .primitives import PRIMITIVES, format_call
 from .render import unified_diff
 from .roofline import KernelCounts, MachinePeaks, count_flops_and_bytes, measure_machine_peaks
 from .roofline import plot_roofline
-from .schedule_state import ScheduleState, replay_steps
+from .explorer_state import ExplorerState, replay_steps
 from .widget_model import WidgetModel
 
 __all__ = ["ScheduleExplorer", "StepComparison"]
@@ -97,7 +97,7 @@ class ScheduleExplorer(WidgetModel):
 
     def __init__(self, mod_or_func, func_name: str | None = None, seed: int = 0,
                  target="llvm", peaks: MachinePeaks | None = None):
-        state = ScheduleState.initial(mod_or_func, func_name)
+        state = ExplorerState.initial(mod_or_func, func_name)
         self.func_name = state.func_name
         self.history = History(state, label="start")
         self._runner = KernelRunner(state.mod, state.func_name, seed, target)
@@ -128,7 +128,7 @@ class ScheduleExplorer(WidgetModel):
         return self.history.current
 
     @property
-    def state(self) -> ScheduleState:
+    def state(self) -> ExplorerState:
         return self.current.state
 
     @property

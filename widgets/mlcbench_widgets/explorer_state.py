@@ -21,7 +21,7 @@ from mlcbench.tir import BlockRV, LoopRV, Schedule, Trace
 from .loop_tree import LoopTree
 from .primitives import BLOCK, BLOCK_OR_LOOP, LOOP, LOOPS, lookup
 
-__all__ = ["ScheduleState", "pick_function", "replay_steps"]
+__all__ = ["ExplorerState", "pick_function", "replay_steps"]
 
 # Instructions that look something up, sample a value or mark a phase: a replayed step
 # folds them into the next instruction that changes the program.
@@ -44,7 +44,7 @@ def pick_function(mod, func_name: str | None) -> str:
     raise ScheduleError(f"the module has PrimFuncs {names}; pass func_name= to choose one")
 
 
-class ScheduleState:
+class ExplorerState:
     """A Schedule with name -> handle maps; treat it as immutable."""
 
     def __init__(self, schedule: Schedule, func_name: str, loop_rvs=None, block_rvs=None):
@@ -56,11 +56,11 @@ class ScheduleState:
         self._tree: LoopTree | None = None
 
     @staticmethod
-    def initial(mod_or_func, func_name: str | None = None) -> "ScheduleState":
+    def initial(mod_or_func, func_name: str | None = None) -> "ExplorerState":
         schedule = Schedule(mod_or_func)
         name = pick_function(schedule.mod, func_name)
         schedule.work_on(name)
-        return ScheduleState(schedule, name)
+        return ExplorerState(schedule, name)
 
     # -- views (computed once) ----------------------------------------------------------
     @property
@@ -89,11 +89,11 @@ class ScheduleState:
         return self.schedule.trace
 
     # -- applying a primitive -----------------------------------------------------------
-    def apply(self, primitive: str, **kwargs) -> "ScheduleState":
+    def apply(self, primitive: str, **kwargs) -> "ExplorerState":
         """The state after ``primitive``; raises ScheduleError (this state unchanged)."""
         spec = lookup(primitive)
         kwargs = spec.check(kwargs)
-        new = ScheduleState(self.schedule.copy(), self.func_name, self._loop_rvs,
+        new = ExplorerState(self.schedule.copy(), self.func_name, self._loop_rvs,
                             self._block_rvs)
         args, call_kwargs = [], {}
         for param in spec.params:
@@ -159,7 +159,7 @@ class ScheduleState:
         self._loop_rvs = {var: rv for var, rv in self._loop_rvs.items() if var in alive}
 
 
-def replay_steps(initial: ScheduleState, trace: Trace) -> list[tuple[str, ScheduleState]]:
+def replay_steps(initial: ExplorerState, trace: Trace) -> list[tuple[str, ExplorerState]]:
     """``(label, state)`` per program-changing instruction of ``trace`` replayed on
     ``initial``, lookups and samples folded into the step that uses them; the last
     state holds the whole trace.
@@ -176,7 +176,7 @@ def replay_steps(initial: ScheduleState, trace: Trace) -> list[tuple[str, Schedu
         schedule = Schedule(initial.mod)
         schedule.work_on(initial.func_name)
         Trace(trace.insts[:k + 1]).apply_to_schedule(schedule)
-        state = ScheduleState(schedule, initial.func_name)
+        state = ExplorerState(schedule, initial.func_name)
         if inst.kind in _QUIET and steps:        # trailing lookups join the last step
             steps[-1] = (steps[-1][0], state)
             continue
