@@ -33,7 +33,6 @@ def run_demo(size: int = 512) -> int:
     from .. import nd
     from ..ir.instrument import PassTimingInstrument
     from ..ir.transform import PassContext
-    from ..runtime import cpu
     from ..script import from_source
     from ..tir.transform import lower
     from .build import build

@@ -6,7 +6,6 @@ flattening). ``A[i, j]`` builds a :class:`BufferLoad`.
 """
 from __future__ import annotations
 
-from typing import Any
 
 from ..ir.dtype import DataType, dtype as as_dtype
 from ..ir.errors import IRError

@@ -214,7 +214,7 @@ def check_target_host(target_host, where: str) -> None:
 def estimate_flop(mod: IRModule) -> float:
     """Arithmetic operations of the blocks of ``mod``, each counted once per iteration
     of its block (index arithmetic not counted): ``2 * N * L * M`` for a matmul."""
-    from ...tir.expr import BinaryOp, BufferLoad, Call, Cast, Select
+    from ...tir.expr import BinaryOp, Call, Cast, Select
     from ...tir.function import PrimFunc
     from ...tir.functor import post_order_visit
     from ...tir.stmt import Block, BufferStore

@@ -13,7 +13,6 @@ import math
 from llvmlite import ir
 
 from ...ir.dtype import DataType, dtype as as_dtype
-from ...ir.errors import CodegenError
 from ...tir import expr as E
 from . import types as T
 from .memory import MemoryAccess

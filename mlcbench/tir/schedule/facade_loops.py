@@ -8,7 +8,7 @@ from __future__ import annotations
 import numbers
 
 from ...ir.errors import ScheduleError
-from ..stmt import BlockRealize, For, ForKind
+from ..stmt import ForKind
 from .ir_utils import child_block_realizes, find_block
 from .primitives import annotate as ann_prims
 from .primitives import loops as loop_prims

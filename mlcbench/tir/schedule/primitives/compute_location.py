@@ -19,12 +19,12 @@ from __future__ import annotations
 from ....arith import Analyzer, eval_set
 from ....arith.int_set import IntSet
 from ..errors import fail
-from ..ir_utils import (as_seq_list, block_realizes_under, child_block_realizes, const_int,
+from ..ir_utils import (as_seq_list, block_realizes_under, const_int,
                         find_block, find_loop, replace_stmts, uses_any, walk)
 from ...expr import Max, Min, Range, Var, binary, const
 from ...function import PrimFunc
 from ...functor import substitute
-from ...stmt import Block, For, ForKind, IterType, SeqStmt, seq
+from ...stmt import Block, For, ForKind, IterType, seq
 
 
 def _own_nest_top(func, primitive, hit):

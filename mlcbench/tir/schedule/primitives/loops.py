@@ -14,7 +14,7 @@ import numbers
 from ..errors import fail
 from ..ir_utils import (block_realizes_under, const_int, find_block, find_loop, replace_stmts,
                         uses_any, walk)
-from ...expr import IntImm, PrimExpr, Var, const
+from ...expr import PrimExpr, Var, const
 from ...function import PrimFunc
 from ...functor import substitute
 from ...stmt import BlockRealize, For, ForKind, IterType

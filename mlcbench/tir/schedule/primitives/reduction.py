@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..errors import fail
 from ..ir_utils import const_int, find_block, replace_stmts, uses_any
-from ...expr import Var, const
+from ...expr import Var
 from ...function import PrimFunc
 from ...functor import substitute
 from ...stmt import Block, BlockRealize, For, ForKind, IterType, IterVar, seq
@@ -101,7 +101,6 @@ def decompose_reduction(func: PrimFunc, block_name: str, loop_var: Var) -> PrimF
     reads = tuple(block.writes) + tuple(r for r in block.reads if id(r.buffer) not in written)
     update = realize.replace(block=block.replace(init=None, name_hint=f"{block_name}_update",
                                                  reads=reads))
-    target = loops[position]
     func = replace_stmts(func, {realize: update})
     new_target = find_block(func, f"{block_name}_update", "decompose_reduction")
     outer = next(p for p in new_target.parents if isinstance(p, For) and p.loop_var is loop_var)
