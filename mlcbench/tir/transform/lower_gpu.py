@@ -2,7 +2,9 @@
 lowered form (host launch functions and device kernels).
 
 The pipeline (:func:`gpu_lowering_pipeline`) is the CPU one (:mod:`.pipeline`) without
-``VerifyCPUCompatible``, with a thread-aware ``CompactBufferAllocation``, and then::
+``VerifyCPUCompatible``, with a thread-aware ``CompactBufferAllocation``,
+``tir.InjectVirtualThread`` after FlattenBuffer (vthread loops interleaved, per-vthread
+copies of local buffers: :mod:`.inject_virtual_thread`), and then::
 
     tir.SplitHostDevice   each top-level thread nest -> a kernel <func>_kernel<i> with one
                           perfect launch nest; the function -> launches (thread_nest.py)
@@ -25,7 +27,8 @@ The CPU lowered form (read :mod:`.pipeline`'s docstring) with these additions:
   threadIdx loop (one copy per block). Inside the innermost threadIdx loop: the
   per-thread body, with no thread-bound loops (a loop of the same tag deeper down is
   the tag's loop var, under ``if tx < extent`` when shorter), ``Allocate(scope=
-  "local")`` (per thread), vthread loops turned into serial loops, and barriers.
+  "local")`` (per thread), no vthread loops (interleaved by InjectVirtualThread; a
+  serial loop where one cannot be), and barriers.
 * **Barriers**: ``Evaluate(Call("int32", "tir.tvm_storage_sync", (StringImm("shared"),)))``,
   never under a condition that depends on a thread index.
 * **Host function**: the original name, attrs ``{"global_symbol": name, "target": the
@@ -44,6 +47,7 @@ from ...ir.module import IRModule
 from ...ir.transform import Sequential, module_pass
 from .compact_buffer import CompactBufferAllocation
 from .flatten_buffer import FlattenBuffer
+from .inject_virtual_thread import InjectVirtualThread
 from .lower_init_block import LowerInitBlock
 from .lower_opaque_block import ConvertBlocksToOpaque, LowerOpaqueBlock
 from .remove_no_op import RemoveNoOp
@@ -108,6 +112,8 @@ def gpu_lowering_pipeline(target) -> Sequential:
         Simplify(),
         FlattenBuffer(),
         Simplify(),
+        # On flat buffers: a virtual thread's copy of a local buffer is an offset.
+        InjectVirtualThread(),
         UnrollLoop(),
         VectorizeLoop(),
         Simplify(),
