@@ -34,6 +34,14 @@ class GPULimits:
     max_registers_per_thread: int = 255
 
 
+def register_estimate(words: int) -> int:
+    """Registers a thread with ``words`` 4-byte words of local buffers is estimated to
+    need: the estimate of lowering's VerifyGPUCode and of the simulator's occupancy, so
+    that a candidate the search keeps also lowers."""
+    from ..codegen.gpu.model import BASE_REGISTERS
+    return BASE_REGISTERS + words
+
+
 def is_gpu_target(target) -> bool:
     """Whether ``target`` (a Target) compiles for a GPU (kind cuda / nvptx, nvidia tags)."""
     return "gpu" in getattr(target, "keys", ()) or target.kind.name in ("cuda", "nvptx")

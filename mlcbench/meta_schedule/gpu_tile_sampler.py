@@ -26,7 +26,7 @@ from ..tir.schedule import Schedule
 from ..tir.stmt import BlockRealize
 from .block_analysis import (REDUCE, SPATIAL, TILING_STRUCTURE_ANNOTATION, locate_block,
                              loop_iter_types)
-from .gpu_target import gpu_limits
+from .gpu_target import gpu_limits, register_estimate
 
 __all__ = ["GPUTileSampler", "gpu_seed_point"]
 
@@ -90,7 +90,8 @@ def fits(tiles, kinds, spatial_product: int, limits) -> bool:
     if math.prod(t[1] for t in spatial) > limits.max_vthread:
         return False
     words = math.prod(t[1] * t[3] * t[4] for t in spatial)
-    if words > min(limits.max_registers_per_thread, limits.registers_per_block // threads):
+    allowed = min(limits.max_registers_per_thread, limits.registers_per_block // threads)
+    if register_estimate(words) > allowed:
         return False
     step = math.prod(t[1] * t[2] for t in reduce)
     copies = [math.prod(t[1:]) * step for t in spatial]

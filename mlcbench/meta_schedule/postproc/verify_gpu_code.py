@@ -35,7 +35,7 @@ from ...tir.function import PrimFunc
 from ...tir.functor import substitute
 from ...tir.schedule.ir_utils import walk
 from ...tir.stmt import Block, BlockRealize, For, ForKind, SeqStmt
-from ..gpu_target import BLOCK_TAGS, gpu_limits, thread_tag
+from ..gpu_target import BLOCK_TAGS, gpu_limits, register_estimate, thread_tag
 from ..schedule_rule.gpu_tiling import THREAD_EXTENT_HIGH, THREAD_EXTENT_LOW
 from .postproc import Postproc
 
@@ -171,10 +171,10 @@ def _registers(realizes, limits, threads: int, where: str) -> str | None:
     words = sum(sizes.values()) // 4
     allowed = min(limits.max_registers_per_thread,
                   limits.registers_per_block // max(threads, 1))
-    if words > allowed:
-        return (f"local buffers of {words} words ({', '.join(sorted(sizes))}) exceed the "
-                f"{allowed} registers a thread may have with {threads} threads per block "
-                f"{where}")
+    if register_estimate(words) > allowed:
+        return (f"local buffers of {words} words ({', '.join(sorted(sizes))}), an estimated "
+                f"{register_estimate(words)} registers, exceed the {allowed} registers a "
+                f"thread may have with {threads} threads per block {where}")
     return None
 
 

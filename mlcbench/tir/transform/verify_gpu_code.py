@@ -11,7 +11,13 @@ tag's figures, :mod:`mlcbench.target.tags`):
   ``max_shared_memory_per_block``;
 * local memory per thread (the sum of its ``"local"`` allocations) against
   ``max_local_memory_per_thread``;
-* the widest vector load or store against ``max_vector_bytes`` (16: ``float32x4``).
+* the widest vector load or store against ``max_vector_bytes`` (16: ``float32x4``);
+* registers per thread, an *estimate*: a fixed 16 (indices, addresses, loop counters)
+  plus one per 4-byte word of the thread's ``"local"`` buffers (meant to live in
+  registers), against ``max_registers_per_thread`` (255, the most a CUDA thread can
+  address) and ``registers_per_block`` divided by the threads per block. The compiler
+  that turns PTX into machine code decides the real count (it may need more, or spill
+  to local memory instead); the simulator's occupancy uses the same estimate.
 
 A violation raises :class:`GPULimitError` (a ``CodegenError``) naming the loops or the
 buffer, the amount and the limit. :func:`gpu_limit_problems` lists them all instead,
@@ -132,6 +138,32 @@ def _scope_problems(name, buffers, scope, key, limit, unit, target_text) -> list
             f"{limit} of target {target_text!r}; use smaller tiles"]
 
 
+def _register_problems(name, kernel, loops, attrs, target_text) -> list:
+    from ...codegen.gpu.model import BASE_REGISTERS
+    local = []
+    pre_order_visit(kernel.body, lambda n: local.append(n.buffer) if isinstance(n, Allocate)
+                    and (n.buffer.scope or "").startswith("local") else None)
+    words = [(b, -(-(_bytes(b) or 0) // 4)) for b in local]      # a partial word is a whole one
+    estimate = BASE_REGISTERS + sum(w for _, w in words)
+    threads = [lp for lp in loops if thread_tag(lp).startswith("threadIdx")]
+    count = 1
+    for loop in threads:
+        count *= const_int(loop.extent)
+    per_thread = _limit(attrs, "max_registers_per_thread", 255)
+    per_block = _limit(attrs, "registers_per_block", 65536)
+    allowed = min(per_thread, per_block // count)
+    if estimate <= allowed:
+        return []
+    spelled = ", ".join(f"{b.name!r} {w}" for b, w in words)
+    loops_text = " x ".join(f"{lp.loop_var.name!r} ({thread_tag(lp)}, {lp.extent})"
+                            for lp in threads) or "none"
+    return [f"{name}: an estimated {estimate} registers per thread ({BASE_REGISTERS} + the "
+            f"words of local buffers {spelled}) exceed the {allowed} a thread may have: "
+            f"max_registers_per_thread = {per_thread}, registers_per_block = {per_block} "
+            f"over {count} threads per block (loops {loops_text}) of target "
+            f"{target_text!r}; use smaller local tiles or fewer threads"]
+
+
 def gpu_limit_problems(kernel, target) -> list:
     """Every limit of ``target`` that the device kernel ``kernel`` exceeds, as messages
     (an empty list when it fits)."""
@@ -139,7 +171,8 @@ def gpu_limit_problems(kernel, target) -> list:
     attrs, target_text = getattr(target, "attrs", {}) or {}, str(target)
     loops = _launch_loops(kernel.body)
     return (_thread_problems(name, loops, attrs, target_text)
-            + _memory_problems(name, kernel, attrs, target_text))
+            + _memory_problems(name, kernel, attrs, target_text)
+            + _register_problems(name, kernel, loops, attrs, target_text))
 
 
 def verify_gpu_code(kernel, target) -> bool:

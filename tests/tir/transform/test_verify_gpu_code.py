@@ -89,11 +89,50 @@ def _deep_z(A: T.Buffer((128,), "float32")):
 
 def test_local_memory_grid_and_block_dimension_limits():
     problems = gpu_limit_problems(_big_local, Target("cuda"))
-    assert problems == ["k: 560000 bytes of local memory per thread ('L' 560000 bytes) "
-                        "exceed max_local_memory_per_thread = 524288 of target 'cuda'; "
-                        "use smaller tiles"]
+    assert problems[0] == ("k: 560000 bytes of local memory per thread ('L' 560000 bytes) "
+                           "exceed max_local_memory_per_thread = 524288 of target 'cuda'; "
+                           "use smaller tiles")
+    assert len(problems) == 2 and "estimated 140016 registers" in problems[1]
     problems = gpu_limit_problems(_deep_z, Target("cuda"))
     assert problems == [
         "k: loop 'tz' launches 128 threads along threadIdx.z, more than max_thread_z = 64 "
         "of target 'cuda'",
         "k: loop 'bz' launches 70000 blocks along blockIdx.z, more than CUDA's 65535"]
+
+
+def _local_tile(threads: int, words: int):
+    @T.prim_func
+    def kernel(A: T.Buffer((1024,), "float32")):
+        T.func_attr({"global_symbol": "k", "calling_conv": "device_kernel"})
+        for tx in T.thread_binding(threads, thread="threadIdx.x"):
+            acc = T.allocate([words], "float32", "local")
+            acc_1 = T.Buffer((words,), data=acc, scope="local")
+            for i in range(words):
+                acc_1[i] = A[tx]
+            A[tx] = acc_1[words - 1]
+    return kernel
+
+
+@pytest.mark.parametrize("threads, words, allowed", [(1024, 48, None), (1024, 49, 64),
+                                                     (256, 239, None), (256, 240, 255),
+                                                     (512, 120, 128)])
+def test_registers_are_estimated_from_local_words_against_the_per_thread_and_block_limits(
+        threads, words, allowed):
+    problems = gpu_limit_problems(_local_tile(threads, words), Target("cuda"))
+    if allowed is None:
+        assert problems == []
+        return
+    assert problems == [
+        f"k: an estimated {16 + words} registers per thread (16 + the words of local buffers "
+        f"'acc' {words}) exceed the {allowed} a thread may have: max_registers_per_thread = "
+        f"255, registers_per_block = 65536 over {threads} threads per block (loops 'tx' "
+        f"(threadIdx.x, {threads})) of target 'cuda'; use smaller local tiles or fewer "
+        "threads"]
+
+
+def test_the_register_limit_is_the_targets_and_lowering_raises_it():
+    target = Target("cuda -registers_per_block=32768")
+    assert gpu_limit_problems(_local_tile(512, 48), Target("cuda")) == []
+    with pytest.raises(GPULimitError, match=r"estimated 65 registers .* exceed the 64 .*"
+                                            r"registers_per_block = 32768 over 512 threads"):
+        lower_gpu(_local_tile(512, 49), target)
