@@ -10,3 +10,5 @@ from .pad import mirror_pad, pad
 from .pooling import global_avg_pool2d, global_pool, pool2d
 from .softmax import log_softmax, softmax
 from .flatten import flatten
+from .winograd import (conv2d_winograd_nchw, conv2d_winograd_weight_transform,
+                       conv2d_winograd_without_weight_transform)
