@@ -167,6 +167,12 @@ def test_conv_tile_divides_the_output_row(mcpu, extent, pointwise, tile):
                             pointwise) == tile
 
 
+def test_conv_tile_keeps_a_vector_axis_shorter_than_two_vectors_whole():
+    """A depthwise layer's vector axis is its output width: 14 lanes stay one tile
+    (2 x 14), not 7 x 8 with a partial second vector."""
+    assert choose_conv_tile(14, 14, 8, 16) == (2, 14)
+
+
 @pytest.mark.parametrize("kernel, tile", [(1, (13, 8)), (3, (4, 16))])
 def test_rule_uses_the_dividing_tile(kernel, tile):
     """Through the rule, for an AVX2 target: a 13-pixel row gets 13 x 8 for a 1x1 kernel,

@@ -119,7 +119,7 @@ def choose_conv_tile(extent: int, cols: int, lanes: int, registers: int,
     # vector and one broadcast live besides them, so its rows may fill the register file.
     narrow = _largest_divisor(extent, 3, min(MAX_ROWS, registers - 3 if pointwise
                                              else registers // 2))
-    if narrow:
+    if narrow and (col_vectors == 1 or cols % lanes == 0):   # no partial vector made
         return narrow, min(cols, lanes)
     return choose_rows(extent, col_vectors, registers), cols
 
