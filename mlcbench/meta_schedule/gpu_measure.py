@@ -15,6 +15,11 @@ The modeled time never checks results. :func:`check_best` runs the best program 
 workload once, for real, on the simulator and compares it with numpy (the module built
 for the CPU from the unscheduled program); a wrong one is recorded as failed and the
 next one is checked.
+
+All of it uses the simulator whatever ``cuda(0)`` is in this process: on a host with a
+real device (``gpu_backend() == "cuda"``) the builds ask for ``backend="sim"`` and the
+inputs are simulator arrays (host memory on ``cuda(0)``), so the workers never load the
+CUDA driver and the search ranks candidates by the same model everywhere.
 """
 from __future__ import annotations
 
@@ -28,7 +33,8 @@ from .arg_info import ArgInfo
 from .builder import LocalBuilder, remove_artifact
 from .runner import Runner, RunnerFuture, RunnerResult, random_array
 
-__all__ = ["SimulatedGPUBuilder", "SimulatedGPURunner", "check_best", "modeled_profile"]
+__all__ = ["SimulatedGPUBuilder", "SimulatedGPURunner", "build_simulated", "check_best",
+           "modeled_profile"]
 
 
 def modeled_profile(rt_mod, func_name: str, args):
@@ -48,22 +54,32 @@ def modeled_profile(rt_mod, func_name: str, args):
 
 
 def device_inputs(mod, seed: int = 0) -> tuple:
-    """Seeded random inputs for the entry function of ``mod``: (numpy arrays, NDArrays on
-    ``cuda(0)``)."""
+    """Seeded random inputs for the entry function of ``mod``: (numpy arrays, arrays of
+    the simulated GPU on ``cuda(0)``, also where ``cuda(0)`` is a real device)."""
     from ..runtime import cuda
-    from ..runtime import ndarray as nd
+    from ..runtime.ndarray import NDArray
     # Seeded: every candidate of a workload is traced on the same inputs.
     rng = np.random.default_rng(seed)
     arrays = [random_array(info, rng) for info in ArgInfo.from_entry_func(mod)]
-    return arrays, [nd.array(a, cuda(0)) for a in arrays]
+    # The simulator's arrays are host memory marked cuda(0); nd.array would copy to a
+    # real device where there is one.
+    return arrays, [NDArray(np.ascontiguousarray(a).copy(), cuda(0)) for a in arrays]
+
+
+def build_simulated(mod, target):
+    """``mlcbench.build(mod, target)`` for the simulated GPU, whatever ``cuda(0)`` is."""
+    from ..codegen.gpu import build_gpu
+    from ..tir.build import as_module, as_target
+    from ..tir.transform.lower_gpu import lower_gpu
+    target = as_target(target)
+    return build_gpu(lower_gpu(as_module(mod, None), target), target, backend="sim")
 
 
 def build_and_model(mod, target) -> dict:
     """Runs in a builder worker: build ``mod`` for the GPU ``target`` and model one call
     of its entry function on seeded random inputs."""
-    from ..tir.build import build
     from .runner import entry_function_name
-    rt_mod = build(mod, target)
+    rt_mod = build_simulated(mod, target)
     _, args = device_inputs(mod)
     profile = modeled_profile(rt_mod, entry_function_name(rt_mod), args)
     return {"seconds": profile.seconds, "profile": str(profile)}
@@ -161,10 +177,9 @@ def _reference_outputs(mod) -> list:
 
 def _mismatch(sch_mod, target, expected, rtol, atol) -> str | None:
     from ..ir.errors import MLCBenchError
-    from ..tir.build import build
     from .runner import entry_function_name
     try:
-        rt_mod = build(sch_mod, target)
+        rt_mod = build_simulated(sch_mod, target)
         _, args = device_inputs(sch_mod)
         rt_mod[entry_function_name(rt_mod)](*args)
     except MLCBenchError as err:

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"no CUDA driver/device: {
 
 @pytest.fixture
 def dev(monkeypatch):
-    """cuda(0) as the real device (this directory's conftest asks for the simulator)."""
+    """cuda(0) as the real device (tests/conftest.py asks for the simulator)."""
     saved = list(device_module._backend)
     monkeypatch.setenv("MLCBENCH_GPU", "cuda")
     device_module._backend.clear()
