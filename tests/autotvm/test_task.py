@@ -28,7 +28,8 @@ def test_unknown_template_and_config_outside_template():
 
 @pytest.mark.parametrize("extra, match", [
     ({"target_host": "cuda"}, "target_host must be a CPU target.*found 'cuda"),
-    ({"template_key": "direct"}, "template_key is not supported.*found 'direct'"),
+    ({"template_key": "winograd"},
+     r"template_key of 'test/matmul' must be one of \['direct'\], found 'winograd'"),
 ])
 def test_create_refuses_what_it_cannot_honour(task, extra, match):
     with pytest.raises(InvalidValueError, match=match):
@@ -36,6 +37,8 @@ def test_create_refuses_what_it_cannot_honour(task, extra, match):
     created = autotvm.task.create("test/matmul", args=task.args, target="llvm",
                                   target_host="llvm")
     assert created.workload == task.workload
+    direct = autotvm.task.create("test/matmul", task.args, "llvm", None, "direct")
+    assert direct.workload == task.workload
 
 
 def test_tir_schedule_template():

@@ -18,7 +18,9 @@ high-level calls keeps one source of truth for what gets compiled (a transpose t
 pipeline keeps as its own kernel makes a ``weight_layout="KN"`` dense) and lets fused
 and unfused kernels with the same anchor share records. Every template that computes an
 anchor gets a task (``dense_pack.x86`` and ``dense.x86`` for a dense, as TVM's strategy
-lists both); at build time the kernel uses whichever has the fastest record.
+lists both); at build time the kernel uses whichever has the fastest record, records of
+templates chosen by a template key included (``create(..., "winograd")``: extraction
+does not list those, as in TVM).
 
 While ``with apply_history_best(...)`` is active, ``relax.build`` asks
 :func:`tuned_kernel` for each kernel through the lookup this module registers under
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import functools
 
-from ...ir.errors import TuningError
+from ...ir.errors import InvalidValueError, TuningError
 from ...ir.module import IRModule, as_module
 from ...relax.vm_build import CONTEXT_SCHEDULE_LOOKUP
 from ...runtime.registry import register_func
@@ -38,7 +40,7 @@ from ...target import Target
 from ..templates.match import TEMPLATES_OF_KIND, find_anchor
 from ..templates.splice import splice_anchor
 from .dispatcher import DispatchContext, FallbackContext
-from .task import Task, check_target_host
+from .task import TEMPLATE_KEYS, Task, check_target_host
 
 __all__ = ["extract_from_program", "tuned_kernel"]
 
@@ -125,7 +127,7 @@ def tuned_kernel(func, name: str, target, context: DispatchContext | None = None
     if anchor is None:
         return None
     best = None
-    for workload in anchor.workloads():
+    for workload in anchor.workloads() + _keyed_workloads(anchor):
         hit = context.best_record(target, workload)
         # Whichever template has the fastest record wins.
         if hit is not None and (best is None or hit[0] < best[0]):
@@ -135,6 +137,22 @@ def tuned_kernel(func, name: str, target, context: DispatchContext | None = None
     _, workload, config = best
     scheduled = Task(workload[0], workload[1:], target).instantiate_module(config)["main"]
     return splice_anchor(func, anchor, scheduled, target.vector_lanes(32))
+
+
+def _keyed_workloads(anchor) -> list:
+    """Workloads of the templates a template key names for the anchor's templates
+    (``conv2d_nchw_winograd.x86`` for a 3x3 stride-1 convolution): tasks made with
+    ``create(name, args, ..., "winograd")`` leave records under those."""
+    workloads = []
+    for name, *args in anchor.workloads():
+        for (task_name, _), (keyed_name, convert) in TEMPLATE_KEYS.items():
+            if task_name != name:
+                continue
+            try:
+                workloads.append((keyed_name,) + convert(tuple(args)))
+            except InvalidValueError:       # the keyed template does not apply here
+                continue
+    return workloads
 
 
 @register_func(CONTEXT_SCHEDULE_LOOKUP, override=True)

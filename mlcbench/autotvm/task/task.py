@@ -30,10 +30,23 @@ from ...target import Target
 from .dispatcher import ApplyConfig, DispatchContext
 from .space import ConfigSpace
 
-__all__ = ["TASK_TABLE", "Task", "create", "get_config", "template", "estimate_flop"]
+__all__ = ["TASK_TABLE", "TEMPLATE_KEYS", "Task", "create", "get_config", "template",
+           "estimate_flop", "register_template_key"]
 
 TASK_TABLE: dict = {}
 """Registered templates by task name."""
+
+TEMPLATE_KEYS: dict = {}
+"""``(task name, template key) -> (template name, args converter)``: the templates older
+TVM chose with ``create(..., template_key)`` (``"winograd"`` for a convolution)."""
+
+DIRECT_KEY = "direct"
+
+
+def register_template_key(task_name: str, key: str, template_name: str, convert) -> None:
+    """``create(task_name, args, ..., key)`` gives the task of ``template_name`` with
+    ``convert(args)``, which raises InvalidValueError where that template does not apply."""
+    TEMPLATE_KEYS[(task_name, key)] = (template_name, convert)
 
 # Per thread, and a stack: a template may call another template.
 _CURRENT = threading.local()
@@ -187,17 +200,26 @@ def create(task_name: str, args, target="llvm", target_host=None, template_key=N
     template error shows here rather than during tuning.
 
     ``target_host`` (TVM's signature) may only name a CPU target: the tasks run on the
-    host. ``template_key`` is older TVM's; a template is chosen by ``task_name`` alone.
+    host. ``template_key`` is older TVM's: ``"direct"`` (or None) is ``task_name``'s own
+    template, a key registered for it (``"winograd"`` for ``conv2d_nchw.x86``) gives the
+    task of that template, named after it so its records apply to it alone.
     """
     check_target_host(target_host, "autotvm.task.create")
-    if template_key is not None:
-        raise InvalidValueError(f"autotvm.task.create: template_key is not supported (a "
-                                f"template is named by task_name alone), found "
-                                f"{template_key!r}")
+    if template_key not in (None, DIRECT_KEY):
+        task_name, args = _keyed_template(task_name, args, template_key)
     task = Task(task_name, args, target)
     task._require_template()
     _ = task.config_space
     return task
+
+
+def _keyed_template(task_name: str, args, key) -> tuple:
+    if (task_name, key) not in TEMPLATE_KEYS:
+        known = [DIRECT_KEY] + sorted(k for name, k in TEMPLATE_KEYS if name == task_name)
+        raise InvalidValueError(f"autotvm.task.create: template_key of {task_name!r} must "
+                                f"be one of {known}, found {key!r}")
+    template_name, convert = TEMPLATE_KEYS[(task_name, key)]
+    return template_name, convert(as_workload(args))
 
 
 def check_target_host(target_host, where: str) -> None:

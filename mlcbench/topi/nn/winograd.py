@@ -12,10 +12,11 @@ of ``9 m^2``::
 
 The weight transform is its own function (:func:`conv2d_winograd_weight_transform`), so
 a constant weight can be transformed once and the convolution called on the result
-(:func:`conv2d_winograd_without_weight_transform`). Each transform is written as the
-sums of its non-zero matrix entries for every ``(eps, nu)`` (resp. ``(vh, vw)``), chosen
-by ``if_then_else`` on the position: once a schedule unrolls those loops the choices
-fold away and only the non-zero terms are left.
+(:func:`conv2d_winograd_without_weight_transform`). Each 2-D transform is two stages,
+columns then rows (``kernel_pack_rows``, ``data_pack_rows``, ``inverse_rows`` first),
+each the sum of the non-zero entries of one matrix column, chosen by ``if_then_else`` on
+the position: once a schedule unrolls the position loop the choices fold away and only
+the non-zero terms are left.
 """
 from __future__ import annotations
 
