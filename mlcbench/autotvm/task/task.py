@@ -109,6 +109,8 @@ class Task:
 
     def __init__(self, name: str, args, target=None):
         self.name, self.args, self.target = name, as_workload(args), target
+        # TVM's attribute, read by older tutorials; tasks always run on this host's CPU.
+        self.target_host = None
         self.func = TASK_TABLE.get(name)
         self._space = None
         self._flop = None
