@@ -81,8 +81,11 @@ def test_weight_transform_separable():
     assert tuple(int(d) for d in packed.shape) == (4, 4, 4, 3)
     packed_np = _run(packed, [W], [kernel])
     P = te.placeholder(packed_np.shape, name="packed")
+    # 2 x 3 x 3 tiles rounded up to 24: the extra tiles are zeros and are not read back.
     out = topi.nn.conv2d_winograd_without_weight_transform(A, P, 1, (1, 0, 1, 2), 1,
-                                                           tile_size=2)
+                                                           tile_size=2, tile_multiple=8)
+    bgemm = out.op.input_tensors[0].op.input_tensors[0].op.input_tensors[0]
+    assert int(bgemm.shape[3]) == 24
     got = _run(out, [A, P], [data, packed_np])
     np.testing.assert_allclose(got, conv2d_nchw_python(data, kernel, 1, (1, 0, 1, 2)),
                                rtol=1e-4, atol=1e-4)

@@ -4,7 +4,8 @@ The compute is :func:`~mlcbench.topi.nn.conv2d_winograd_nchw` (3x3 kernel, strid
 dilation 1). The knobs pick the tile size (F(4x4, 3x3) or F(2x2, 3x3)) and tile the
 batched product ``bgemm[eps, nu] = kernel_pack[eps, nu] @ data_pack[eps, nu]``: its
 output channels (``tile_co``, unrolled rows of the register tile), its tiles
-(``tile_p``, the vector) and its input channels (``tile_rc``); the transforms unroll
+(``tile_p``, the vector; the tile count is rounded up to whole vectors) and its input
+channels (``tile_rc``); the transforms unroll
 their ``alpha x alpha`` positions so only the non-zero matrix entries are computed.
 
 It is the template older TVM chose with ``template_key="winograd"``: ::
@@ -114,7 +115,8 @@ def conv2d_nchw_winograd(data, kernel, strides, padding, dilation, out_dtype="fl
     cfg.define_split("tile_rc", in_c, num_outputs=2, max_factor=16)
     cfg.define_knob("parallel", [1, 0])
     C = topi.nn.conv2d_winograd_nchw(A, W, strides, padding, dilation, out_dtype,
-                                     tile_size=cfg["tile_size"].val)
+                                     tile_size=cfg["tile_size"].val,
+                                     tile_multiple=cfg["tile_p"].val)
     batch, _, out_h, out_w = (int(d) for d in C.shape)
     # The direct convolution's count, as TVM counts it, so GFLOPS compare across templates.
     cfg.add_flop(2 * batch * out_c * out_h * out_w * in_c * 9)

@@ -110,9 +110,14 @@ def _check_window(data: Tensor, strides, dilation, where: str) -> None:
 
 def conv2d_winograd_without_weight_transform(data: Tensor, kernel_pack: Tensor, strides,
                                              padding, dilation, out_dtype=None,
-                                             tile_size: int = 4) -> Tensor:
+                                             tile_size: int = 4,
+                                             tile_multiple: int = 1) -> Tensor:
     """The convolution of NCHW ``data`` with a weight already transformed by
-    :func:`conv2d_winograd_weight_transform` with the same ``tile_size``."""
+    :func:`conv2d_winograd_weight_transform` with the same ``tile_size``.
+
+    ``tile_multiple`` rounds the batched product's tile count up to a multiple of it
+    (the extra tiles are zeros), so a schedule can split it into whole vectors: a
+    vector loop with a bound test in every iteration does not vectorize."""
     where = "conv2d_winograd_without_weight_transform"
     _check_window(data, strides, dilation, where)
     out_dtype = out_dtype or data.dtype
@@ -136,20 +141,26 @@ def conv2d_winograd_without_weight_transform(data: Tensor, kernel_pack: Tensor, 
                                             tiles_w * m + 2 - in_w - left), name="data_pad")
     tiles = batch * tiles_h * tiles_w
     per_image = tiles_h * tiles_w
+    if not isinstance(tile_multiple, int) or tile_multiple < 1:
+        raise InvalidValueError(f"{where}: tile_multiple must be a positive int, found "
+                                f"{tile_multiple!r}")
+    rounded = -(-tiles // tile_multiple) * tile_multiple
 
     def frows(eps, b, ci, p):
         n, y, x = p // per_image, p % per_image // tiles_w, p % tiles_w
-        return _linear(b_mat, eps, lambda a: data_pad[n, ci, y * m + a, x * m + b],
-                       data.dtype)
+        value = _linear(b_mat, eps, lambda a: data_pad[n, ci, y * m + a, x * m + b],
+                        data.dtype)
+        return value if rounded == tiles else if_then_else(p < tiles, value,
+                                                           const(0.0, data.dtype))
 
     # B^T d B as a transform of the patch's columns, then of its rows.
-    data_rows = compute((alpha, alpha, in_c, tiles), frows, name="data_pack_rows",
+    data_rows = compute((alpha, alpha, in_c, rounded), frows, name="data_pack_rows",
                         tag="winograd_input_transform")
-    data_pack = compute((alpha, alpha, in_c, tiles), lambda eps, nu, ci, p: _linear(
+    data_pack = compute((alpha, alpha, in_c, rounded), lambda eps, nu, ci, p: _linear(
         b_mat, nu, lambda b: data_rows[eps, b, ci, p], data.dtype), name="data_pack",
         tag="winograd_input_transform")
     rc = reduce_axis((0, in_c), name="rc")
-    bgemm = compute((alpha, alpha, out_c, tiles), lambda eps, nu, co, p: te_sum(
+    bgemm = compute((alpha, alpha, out_c, rounded), lambda eps, nu, co, p: te_sum(
         kernel_pack[eps, nu, co, rc].astype(out_dtype) * data_pack[eps, nu, rc, p].astype(
             out_dtype), axis=rc), name="bgemm", tag="winograd_batched_product")
 
@@ -165,11 +176,13 @@ def conv2d_winograd_without_weight_transform(data: Tensor, kernel_pack: Tensor, 
 
 
 def conv2d_winograd_nchw(data: Tensor, kernel: Tensor, strides, padding, dilation,
-                         out_dtype=None, tile_size: int = 4) -> Tensor:
+                         out_dtype=None, tile_size: int = 4, tile_multiple: int = 1) -> Tensor:
     """NCHW convolution with an OIHW 3x3 ``kernel``, stride 1, dilation 1, any padding,
-    by Winograd F(tile_size x tile_size, 3x3) (tile size 2, 4 or 6)."""
+    by Winograd F(tile_size x tile_size, 3x3) (tile size 2, 4 or 6); ``tile_multiple``
+    as in :func:`conv2d_winograd_without_weight_transform`."""
     _check_window(data, strides, dilation, "conv2d_winograd_nchw")
     _check_kernel(kernel, "conv2d_winograd_nchw")
     kernel_pack = conv2d_winograd_weight_transform(kernel, tile_size)
     return conv2d_winograd_without_weight_transform(data, kernel_pack, strides, padding,
-                                                    dilation, out_dtype, tile_size)
+                                                    dilation, out_dtype, tile_size,
+                                                    tile_multiple)
