@@ -20,6 +20,8 @@ the non-zero terms are left.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ...ir.errors import InvalidValueError
 from ...te import reduce_axis, sum as te_sum
 from ...te.operation import compute
@@ -108,6 +110,71 @@ def _check_window(data: Tensor, strides, dilation, where: str) -> None:
         raise InvalidValueError(f"{where}: Winograd needs dilation 1, found {dilation!r}")
 
 
+class _Tiling(NamedTuple):
+    """How the output is cut into ``m x m`` tiles: ``count`` tiles, ``rounded`` up to
+    the tile multiple, ``per_image`` of them per image, ``wide`` per tile row."""
+    m: int
+    count: int
+    rounded: int
+    per_image: int
+    wide: int
+
+
+def _tiling(data: Tensor, padding, tile_size: int, tile_multiple, where: str):
+    """The padded input the tiles read and their :class:`_Tiling`."""
+    batch, _, in_h, in_w = (const_int(d) for d in data.shape)
+    top, left, bottom, right = get_pad_tuple(padding, (3, 3))
+    out_h, out_w = in_h + top + bottom - 2, in_w + left + right - 2
+    if out_h <= 0 or out_w <= 0:
+        raise InvalidValueError(f"{where}: the 3x3 window does not fit the padded input "
+                                f"{in_h + top + bottom}x{in_w + left + right}")
+    if isinstance(tile_multiple, bool) or not isinstance(tile_multiple, int) or \
+            tile_multiple < 1:
+        raise InvalidValueError(f"{where}: tile_multiple must be a positive int, found "
+                                f"{tile_multiple!r}")
+    m = tile_size
+    tiles_h, tiles_w = winograd_tile_count(out_h, out_w, m)
+    # Extra rows and columns after the data so the last tiles read zeros, not past it.
+    data_pad = pad(data, (0, 0, top, left), (0, 0, tiles_h * m + 2 - in_h - top,
+                                            tiles_w * m + 2 - in_w - left), name="data_pad")
+    count = batch * tiles_h * tiles_w
+    rounded = -(-count // tile_multiple) * tile_multiple
+    return data_pad, (out_h, out_w), _Tiling(m, count, rounded, tiles_h * tiles_w, tiles_w)
+
+
+def _input_transform(data_pad: Tensor, b_mat, tiling: _Tiling) -> Tensor:
+    """``B^T d B`` of every tile's patch: (alpha, alpha, in_c, rounded tile count)."""
+    alpha, in_c, dtype, t = len(b_mat), data_pad.shape[1], data_pad.dtype, tiling
+
+    def frows(eps, b, ci, p):
+        n, y, x = p // t.per_image, p % t.per_image // t.wide, p % t.wide
+        value = _linear(b_mat, eps, lambda a: data_pad[n, ci, y * t.m + a, x * t.m + b],
+                        dtype)
+        return value if t.rounded == t.count else if_then_else(p < t.count, value,
+                                                               const(0.0, dtype))
+
+    # The patch's columns first, then its rows.
+    data_rows = compute((alpha, alpha, in_c, t.rounded), frows, name="data_pack_rows",
+                        tag="winograd_input_transform")
+    return compute((alpha, alpha, in_c, t.rounded), lambda eps, nu, ci, p: _linear(
+        b_mat, nu, lambda b: data_rows[eps, b, ci, p], dtype), name="data_pack",
+        tag="winograd_input_transform")
+
+
+def _output_transform(bgemm: Tensor, a_mat, tiling: _Tiling, batch, out_hw) -> Tensor:
+    """``A^T Y A`` of every tile, laid out back as the NCHW output."""
+    alpha, out_c, dtype, t = len(a_mat), bgemm.shape[2], bgemm.dtype, tiling
+    inverse_rows = compute((t.m, alpha, out_c, t.count), lambda vh, b, co, p: _linear(
+        a_mat, vh, lambda a: bgemm[a, b, co, p], dtype), name="inverse_rows",
+        tag="winograd_output_transform")
+    inverse = compute((out_c, t.count, t.m, t.m), lambda co, p, vh, vw: _linear(
+        a_mat, vw, lambda b: inverse_rows[vh, b, co, p], dtype), name="inverse",
+        tag="winograd_output_transform")
+    return compute((batch, out_c) + tuple(out_hw), lambda n, co, h, w: inverse[
+        co, n * t.per_image + h // t.m * t.wide + w // t.m, h % t.m, w % t.m],
+        name="conv2d_winograd", tag="conv2d_winograd_nchw")
+
+
 def conv2d_winograd_without_weight_transform(data: Tensor, kernel_pack: Tensor, strides,
                                              padding, dilation, out_dtype=None,
                                              tile_size: int = 4,
@@ -122,57 +189,21 @@ def conv2d_winograd_without_weight_transform(data: Tensor, kernel_pack: Tensor, 
     _check_window(data, strides, dilation, where)
     out_dtype = out_dtype or data.dtype
     a_mat, b_mat, _ = winograd_matrices_exact(_check_tile(tile_size))
-    alpha, m = len(b_mat), tile_size
-    batch, in_c, in_h, in_w = (const_int(d) for d in data.shape)
+    alpha, in_c = len(b_mat), const_int(data.shape[1])
     if tuple(const_int(d) for d in kernel_pack.shape[:2]) != (alpha, alpha) or \
             const_int(kernel_pack.shape[3]) != in_c:
         raise InvalidValueError(f"{where}: expected a weight of shape ({alpha}, {alpha}, "
-                                f"out_c, {in_c}) for tile size {m}, found "
+                                f"out_c, {in_c}) for tile size {tile_size}, found "
                                 f"{tuple(kernel_pack.shape)}")
-    out_c = const_int(kernel_pack.shape[2])
-    top, left, bottom, right = get_pad_tuple(padding, (3, 3))
-    out_h, out_w = in_h + top + bottom - 2, in_w + left + right - 2
-    if out_h <= 0 or out_w <= 0:
-        raise InvalidValueError(f"{where}: the 3x3 window does not fit the padded input "
-                                f"{in_h + top + bottom}x{in_w + left + right}")
-    tiles_h, tiles_w = winograd_tile_count(out_h, out_w, m)
-    # Extra rows and columns after the data so the last tiles read zeros, not past it.
-    data_pad = pad(data, (0, 0, top, left), (0, 0, tiles_h * m + 2 - in_h - top,
-                                            tiles_w * m + 2 - in_w - left), name="data_pad")
-    tiles = batch * tiles_h * tiles_w
-    per_image = tiles_h * tiles_w
-    if not isinstance(tile_multiple, int) or tile_multiple < 1:
-        raise InvalidValueError(f"{where}: tile_multiple must be a positive int, found "
-                                f"{tile_multiple!r}")
-    rounded = -(-tiles // tile_multiple) * tile_multiple
-
-    def frows(eps, b, ci, p):
-        n, y, x = p // per_image, p % per_image // tiles_w, p % tiles_w
-        value = _linear(b_mat, eps, lambda a: data_pad[n, ci, y * m + a, x * m + b],
-                        data.dtype)
-        return value if rounded == tiles else if_then_else(p < tiles, value,
-                                                           const(0.0, data.dtype))
-
-    # B^T d B as a transform of the patch's columns, then of its rows.
-    data_rows = compute((alpha, alpha, in_c, rounded), frows, name="data_pack_rows",
-                        tag="winograd_input_transform")
-    data_pack = compute((alpha, alpha, in_c, rounded), lambda eps, nu, ci, p: _linear(
-        b_mat, nu, lambda b: data_rows[eps, b, ci, p], data.dtype), name="data_pack",
-        tag="winograd_input_transform")
+    data_pad, out_hw, tiling = _tiling(data, padding, tile_size, tile_multiple, where)
+    data_pack = _input_transform(data_pad, b_mat, tiling)
     rc = reduce_axis((0, in_c), name="rc")
-    bgemm = compute((alpha, alpha, out_c, rounded), lambda eps, nu, co, p: te_sum(
-        kernel_pack[eps, nu, co, rc].astype(out_dtype) * data_pack[eps, nu, rc, p].astype(
-            out_dtype), axis=rc), name="bgemm", tag="winograd_batched_product")
-
-    inverse_rows = compute((m, alpha, out_c, tiles), lambda vh, b, co, p: _linear(
-        a_mat, vh, lambda a: bgemm[a, b, co, p], out_dtype), name="inverse_rows",
-        tag="winograd_output_transform")
-    inverse = compute((out_c, tiles, m, m), lambda co, p, vh, vw: _linear(
-        a_mat, vw, lambda b: inverse_rows[vh, b, co, p], out_dtype), name="inverse",
-        tag="winograd_output_transform")
-    return compute((batch, out_c, out_h, out_w), lambda n, co, h, w: inverse[
-        co, n * per_image + h // m * tiles_w + w // m, h % m, w % m],
-        name="conv2d_winograd", tag="conv2d_winograd_nchw")
+    bgemm = compute((alpha, alpha, kernel_pack.shape[2], tiling.rounded),
+                    lambda eps, nu, co, p: te_sum(
+                        kernel_pack[eps, nu, co, rc].astype(out_dtype)
+                        * data_pack[eps, nu, rc, p].astype(out_dtype), axis=rc),
+                    name="bgemm", tag="winograd_batched_product")
+    return _output_transform(bgemm, a_mat, tiling, data.shape[0], out_hw)
 
 
 def conv2d_winograd_nchw(data: Tensor, kernel: Tensor, strides, padding, dilation,
