@@ -153,7 +153,21 @@ class ExprPrinter:
             return f"(~{self.expr(node.args[0])})"
         if name == "tvm_access_ptr":
             return f"({self.expr(node.args[1])} + {self.expr(node.args[2])})"
+        if name == "tvm_warp_shuffle":
+            return self._warp_shuffle(node)
         return self._math_call(node, name)
+
+    def _warp_shuffle(self, node) -> str:
+        """``tvm_warp_shuffle(mask, value, lane, width, warp_size)`` (LowerWarpMemory)."""
+        if self.dialect.name != "cuda":
+            raise CodegenError(f"{self.dialect.name} source: a warp shuffle (from a 'warp' "
+                               "buffer) prints only as CUDA's __shfl_sync; use 'shared' "
+                               "memory for OpenCL")
+        mask, value, lane, width = node.args[:4]
+        # The mask in hex, as CUDA code writes it (its decimal would be a long constant).
+        mask_text = f"{mask.value:#x}" if hasattr(mask, "value") else self.expr(mask)
+        return (f"__shfl_sync({mask_text}, {self.expr(value)}, {self.expr(lane)}, "
+                f"{self.expr(width)})")
 
     def _math_call(self, node, name: str) -> str:
         args = [self.expr(a) for a in node.args]

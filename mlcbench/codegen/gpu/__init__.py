@@ -28,6 +28,7 @@ from .module import GPUFunction, GPUKernel, GPUModule, HostFunction
 from .profile import GPUProfile, KernelProfile
 from .source import DeviceSourceModule
 from .threads import kernel_as_cpu_func
+from .warp import simulate_shuffles
 
 __all__ = ["AccessCounts", "GPUModule", "GPUProfile", "GPUSimulationError", "GPUSpec",
            "KernelProfile", "build_gpu", "profile"]
@@ -46,9 +47,12 @@ def build_gpu(lowered_mod, target, backend: str | None = None) -> GPUModule:
     if not kernels:
         raise CodegenError("build_gpu: the module has no device kernel (a PrimFunc with "
                            "calling_conv 'device_kernel')")
-    nests = {name: launch_nest(func, name) for name, func in kernels.items()}
     if (backend or gpu_backend()) == "cuda":
+        nests = {name: launch_nest(func, name) for name, func in kernels.items()}
         return _build_cuda(lowered_mod, target, kernels, hosts, nests)
+    # The CPU threads of a block see each other's registers only through memory.
+    kernels = {name: simulate_shuffles(func, name) for name, func in kernels.items()}
+    nests = {name: launch_nest(func, name) for name, func in kernels.items()}
     checked = {name: kernel_as_cpu_func(func, nests[name]) for name, func in kernels.items()}
     cpu_module = compile_cpu_functions({n: f for n, (f, _) in checked.items()}, Target("llvm"))
     compiled = {name: GPUKernel(name, kernels[name], nests[name], cpu_module[name],

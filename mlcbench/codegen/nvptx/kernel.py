@@ -11,6 +11,7 @@ kernel differs from a CPU function only in what this subclass overrides:
   thread block: loads and stores become ``ld.shared``/``st.shared``); ``"local"`` is an
   ``alloca`` (registers once LLVM promotes it, else per-thread local memory);
 * ``T.tvm_storage_sync("shared")`` -> ``llvm.nvvm.barrier0`` (``bar.sync 0``);
+* ``T.tvm_warp_shuffle`` -> ``llvm.nvvm.shfl.sync.idx.f32/i32`` (``shfl.sync.idx.b32``);
 * a contiguous vector access at a multiple of its lanes claims the vector's alignment
   (``ld.global.v4.b32``), as arrays on a GPU start aligned;
 * a ``T.parallel`` loop runs serially inside its thread (there is no OpenMP here).
@@ -96,7 +97,27 @@ class KernelEmitter(FunctionEmitter):
             barrier = self.declare_function("llvm.nvvm.barrier0", ir.VoidType(), [])
             self.builder.call(barrier, [])
             return ir.Constant(T.I32, 0)
+        if op.op == "tir.tvm_warp_shuffle":
+            return self._warp_shuffle(op)
         return super().emit_call(op)
+
+    def _warp_shuffle(self, op):
+        """``tvm_warp_shuffle(mask, value, lane, width, warp_size)`` -> ``shfl.sync.idx``."""
+        mask, value, lane, width = op.args[:4]
+        suffix = {"float32": "f32", "int32": "i32"}.get(str(value.dtype))
+        if suffix is None or not isinstance(width, E.IntImm):
+            self.fail(f"a warp shuffle of {value.dtype} with width {width}: PTX shuffles "
+                      "32-bit values (float32, int32) in groups of a constant width")
+        vtype = T.scalar_type(value.dtype)
+        fn = self.declare_function(f"llvm.nvvm.shfl.sync.idx.{suffix}", vtype,
+                                   [T.I32, vtype, T.I32, T.I32])
+        lane_value = self.emit_expr(lane)
+        if lane_value.type != T.I32:
+            lane_value = self.builder.trunc(lane_value, T.I32)
+        # The clamp operand: the group's lanes in bits 8-12, the last lane in bits 0-4.
+        clamp = ir.Constant(T.I32, ((32 - width.value) << 8) | 0x1F)
+        return self.builder.call(fn, [ir.Constant(T.I32, mask.value & 0xFFFFFFFF),
+                                      self.emit_expr(value), lane_value, clamp])
 
 
 def emit_kernel(ctx, symbol: str, func) -> KernelEmitter:

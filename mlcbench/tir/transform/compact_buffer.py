@@ -49,6 +49,7 @@ bound to threads decide who shares a buffer, by its storage scope:
   holds what every thread of the block touches); ``blockIdx`` loops need no check;
 * ``"local"``: one copy per thread, relaxed over no thread loop, and thread loops need
   no check either;
+* ``"warp"``: one copy per warp, relaxed over the ``threadIdx.x`` loops (its lanes);
 * ``"global"``: one copy for the grid, relaxed over every thread loop, and it never
   moves inside one (the host allocates it between kernel launches).
 
@@ -262,6 +263,8 @@ def _shares_storage(node, scope: str) -> bool:
         return False
     if scope.startswith("shared"):
         return tag.startswith(("threadIdx", "vthread"))
+    if scope.startswith("warp"):         # the lanes of a warp: threadIdx.x
+        return tag == "threadIdx.x"
     return scope.startswith("global")
 
 

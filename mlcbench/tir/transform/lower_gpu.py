@@ -8,6 +8,8 @@ copies of local buffers: :mod:`.inject_virtual_thread`), and then::
 
     tir.SplitHostDevice   each top-level thread nest -> a kernel <func>_kernel<i> with one
                           perfect launch nest; the function -> launches (thread_nest.py)
+    tir.LowerWarpMemory   "warp" buffers -> per-lane "local" ones read with
+                          tvm_warp_shuffle (lower_warp_memory.py)
     tir.ThreadSync        T.tvm_storage_sync("shared") where threads exchange data
     tir.VerifyGPUCode     launch limits of the target (threads, shared/local memory, vectors)
 
@@ -50,6 +52,7 @@ from .flatten_buffer import FlattenBuffer
 from .inject_virtual_thread import InjectVirtualThread
 from .lower_init_block import LowerInitBlock
 from .lower_opaque_block import ConvertBlocksToOpaque, LowerOpaqueBlock
+from .lower_warp_memory import LowerWarpMemory
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
 from .storage_align import StorageAlign
@@ -119,6 +122,8 @@ def gpu_lowering_pipeline(target) -> Sequential:
         Simplify(),
         RemoveNoOp(),
         SplitHostDevice(target),
+        # Per kernel: the lanes are the launched threadIdx.x.
+        LowerWarpMemory(),
         # Barriers are planned per kernel, so the kernels must exist first.
         ThreadSync(),
         # Last: the limits apply to the kernels as they will be launched.

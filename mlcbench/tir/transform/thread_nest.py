@@ -30,11 +30,12 @@ Rules (see the GPU lowered form in ``lower_gpu``):
   tag is the same thread index, guarded by ``if tx < extent`` when it is shorter, and
   an error naming the loop when it is longer (or, for ``blockIdx``, different);
 * launch extents are constants; the nest is ordered blockIdx.x/y/z, threadIdx.x/y/z;
-* ``vthread`` loops become serial loops: each thread runs its virtual threads in turn;
+* ``vthread`` loops left (InjectVirtualThread interleaves them before) become serial
+  loops: each thread runs its virtual threads in turn;
 * ``"shared"`` allocations move to the block level (between the blockIdx and the
   threadIdx loops), ``"local"`` ones stay where they are (one copy per thread),
   ``"global"`` ones must sit above the kernels (the host allocates them); ``"warp"``
-  is refused (it needs warp shuffles);
+  ones stay too (LowerWarpMemory turns them into per-lane locals and shuffles);
 * a statement outside every thread-bound loop is an error naming it, and so is a
   function without thread-bound loops;
 * code inside a kernel outside the loops of a launched ``threadIdx`` tag is run by
@@ -200,11 +201,6 @@ class _NestRewriter(StmtExprMutator):
         if scope.startswith("shared"):
             self.shared.append(alloc)       # in program order: outer ones first
             return self.visit(alloc.body)
-        if scope.startswith("warp"):
-            raise CodegenError(
-                f"{self.plan.kernel_name}: buffer {alloc.buffer.name!r} has storage scope "
-                f"{scope!r}, which this lowering does not support (TVM turns it into warp "
-                "shuffles); use 'shared' or 'local'")
         body = self.visit(alloc.body)
         if scope.startswith("global"):
             raise CodegenError(

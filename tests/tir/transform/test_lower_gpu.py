@@ -316,8 +316,8 @@ def _warp_scope(A: T.Buffer((64,), "float32")):
 
 
 @pytest.mark.parametrize("func,match", [
-    (_warp_scope, r"main_kernel0: buffer 'W' has storage scope 'warp', which this lowering "
-                  "does not support"),
+    (_warp_scope, r"main_kernel0: warp buffer 'W' is shared by the lanes of threadIdx.x, "
+                  "whose extent 64 is not a power of two up to 32"),
     (_outside_thread_loops, r"main: statement `A\[0\] = T.float32\(0\)` runs outside every "
                             "thread-bound loop"),
     (_unbound, r"statement `for i in range\(64\):` runs outside every thread-bound loop"),
