@@ -17,7 +17,9 @@ tag's figures, :mod:`mlcbench.target.tags`):
   registers), against ``max_registers_per_thread`` (255, the most a CUDA thread can
   address) and ``registers_per_block`` divided by the threads per block. The compiler
   that turns PTX into machine code decides the real count (it may need more, or spill
-  to local memory instead); the simulator's occupancy uses the same estimate.
+  to local memory instead); the simulator's occupancy uses the same estimate;
+* warp memory: no ``"warp"`` buffer left unlowered, shuffles over groups of a power of
+  two up to 32 lanes.
 
 A violation raises :class:`GPULimitError` (a ``CodegenError``) naming the loops or the
 buffer, the amount and the limit. :func:`gpu_limit_problems` lists them all instead,
@@ -28,7 +30,7 @@ from __future__ import annotations
 from ...ir.dtype import dtype as as_dtype
 from ...ir.errors import CodegenError
 from ...ir.transform import prim_func_pass
-from ..expr import BufferLoad
+from ..expr import BufferLoad, Call
 from ..functor import pre_order_visit
 from ..stmt import Allocate, BufferStore
 from ._common import const_int
@@ -164,6 +166,24 @@ def _register_problems(name, kernel, loops, attrs, target_text) -> list:
             f"{target_text!r}; use smaller local tiles or fewer threads"]
 
 
+def _warp_problems(name, kernel) -> list:
+    """What the GPU cannot run of warp memory: a ``"warp"`` buffer LowerWarpMemory did not
+    lower, a shuffle over a group that is not a power of two up to a warp."""
+    problems = []
+
+    def visit(node):
+        if isinstance(node, Allocate) and (node.buffer.scope or "").startswith("warp"):
+            problems.append(f"{name}: buffer {node.buffer.name!r} of scope 'warp' is not "
+                            "lowered; lower the kernel with lower_gpu (LowerWarpMemory)")
+        elif isinstance(node, Call) and node.op == "tir.tvm_warp_shuffle":
+            width = const_int(node.args[3])
+            if width is None or width > 32 or width < 1 or width & (width - 1):
+                problems.append(f"{name}: a warp shuffle over groups of {node.args[3]} "
+                                "lanes; the width must be a power of two up to 32")
+    pre_order_visit(kernel.body, visit)
+    return problems
+
+
 def gpu_limit_problems(kernel, target) -> list:
     """Every limit of ``target`` that the device kernel ``kernel`` exceeds, as messages
     (an empty list when it fits)."""
@@ -172,7 +192,8 @@ def gpu_limit_problems(kernel, target) -> list:
     loops = _launch_loops(kernel.body)
     return (_thread_problems(name, loops, attrs, target_text)
             + _memory_problems(name, kernel, attrs, target_text)
-            + _register_problems(name, kernel, loops, attrs, target_text))
+            + _register_problems(name, kernel, loops, attrs, target_text)
+            + _warp_problems(name, kernel))
 
 
 def verify_gpu_code(kernel, target) -> bool:

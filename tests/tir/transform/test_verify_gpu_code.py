@@ -136,3 +136,19 @@ def test_the_register_limit_is_the_targets_and_lowering_raises_it():
     with pytest.raises(GPULimitError, match=r"estimated 65 registers .* exceed the 64 .*"
                                             r"registers_per_block = 32768 over 512 threads"):
         lower_gpu(_local_tile(512, 49), target)
+
+
+@T.prim_func
+def _unlowered_warp(A: T.Buffer((32,), "float32")):
+    T.func_attr({"global_symbol": "k", "calling_conv": "device_kernel"})
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        W = T.allocate([32], "float32", "warp")
+        W_1 = T.Buffer((32,), data=W, scope="warp")
+        W_1[tx] = A[tx]
+        A[tx] = W_1[31 - tx]
+
+
+def test_a_warp_buffer_left_unlowered_is_refused_by_name():
+    assert gpu_limit_problems(_unlowered_warp, Target("cuda")) == [
+        "k: buffer 'W' of scope 'warp' is not lowered; lower the kernel with lower_gpu "
+        "(LowerWarpMemory)"]
