@@ -64,7 +64,7 @@ def _hand_config(space, tile, co, vector):
     return None
 
 
-def _tuned_config(task, trials, threads):
+def _tuned_config(task, trials):
     log = tempfile.mktemp(suffix=".log")
     option = autotvm.measure_option(builder=autotvm.LocalBuilder(),
                                     runner=autotvm.LocalRunner(number=3, repeat=1))
@@ -88,7 +88,7 @@ def measure(channels, size, trials, threads, rounds):
     configs = {f"F({t}x{t}) co{c} p{v}": _hand_config(task.config_space, t, c, v)
                for t, c, v in HAND_CONFIGS}
     if trials:
-        configs["tuned"] = _tuned_config(task, trials, threads)
+        configs["tuned"] = _tuned_config(task, trials)
     for name, cfg in configs.items():
         if cfg is None:
             continue
