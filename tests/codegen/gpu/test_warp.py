@@ -1,14 +1,23 @@
 """Warp shuffles on the simulated GPU: "warp" buffers lowered to registers and
 tvm_warp_shuffle, run with warp semantics (every lane reads the values the others had
 before the shuffle; groups of ``width`` lanes apart)."""
+import importlib
+
 import numpy as np
 import pytest
+from helpers.fake_cuda_driver import FakeCUDADriver, simulated_kernels
 
 import mlcbench as tvm
+from mlcbench.codegen.gpu import build_gpu
+from mlcbench.codegen.gpu.cuda_module import CUDAModule
 from mlcbench.ir import CodegenError
+from mlcbench.runtime import cuda_driver
 from mlcbench.script import tir as T
+from mlcbench.tir.transform import lower_gpu
 
 from helpers.warp_programs import warp_pairs, warp_rotate
+
+device_module = importlib.import_module("mlcbench.runtime.device")
 
 
 @T.prim_func
@@ -95,3 +104,25 @@ def test_a_shuffle_under_a_thread_dependent_condition_is_refused():
                                            r"\(lane tx \+ 16\) is a warp shuffle under the "
                                            r"condition `tx < 16`, which depends on the thread"):
         tvm.build(divergent_shuffle, target="cuda")
+
+
+def test_a_warp_kernel_on_the_device_backend_through_the_fake_driver(monkeypatch):
+    """The PTX (with shfl.sync) loads and launches; the fake runs the simulated kernel."""
+    lowered = lower_gpu(warp_rotate, "cuda")
+    saved = list(device_module._backend)
+    cuda_driver.use_driver(FakeCUDADriver(simulated_kernels(
+        build_gpu(lowered, "cuda", backend="sim"))))
+    monkeypatch.setenv("MLCBENCH_GPU", "cuda")
+    device_module._backend.clear()
+    try:
+        rt_mod = build_gpu(lowered, "cuda")
+        assert isinstance(rt_mod, CUDAModule) and "shfl.sync.idx.b32" in rt_mod.get_source("ptx")
+        a = np.arange(64, dtype="float32")
+        dev = tvm.cuda(0)
+        args = [tvm.nd.array(a, dev), tvm.nd.empty((64,), "float32", dev)]
+        rt_mod["main"](*args)
+        want = np.concatenate([np.roll(a[:32], -1), np.roll(a[32:], -1)]) + a
+        np.testing.assert_array_equal(args[1].numpy(), want)
+    finally:
+        cuda_driver.use_driver(None)
+        device_module._backend[:] = saved
