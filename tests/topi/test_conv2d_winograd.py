@@ -51,7 +51,7 @@ def _scheduled(args, tile):
     return mlcbench.build(task.instantiate_module(space.get(index)), target="llvm")
 
 
-@settings(max_examples=4, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(in_c=st.integers(1, 9), out_c=st.integers(1, 6), height=st.integers(3, 9),
        width=st.integers(3, 9), pads=st.tuples(*[st.integers(0, 2)] * 4),
        tile=st.sampled_from([2, 4]))
