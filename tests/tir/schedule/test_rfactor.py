@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from mlcbench.script import tir as T
 from mlcbench.tir import Schedule
@@ -65,6 +66,60 @@ def test_rfactor_max_reduction_keeps_numpy_answer():
     _, k = sch.get_loops("B")
     sch.rfactor(k, factor_axis=-1)
     check_numeric(sch.mod["main"], lambda a, b: a.max(axis=1))
+
+
+@T.prim_func
+def rowmax_ordered(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 32):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32("-inf")
+            B[vi] = T.Select(B[vi] > A[vi, vk], B[vi], A[vi, vk])
+
+
+@T.prim_func
+def rowmin_ordered_running_value_second(A: T.Buffer((8, 32), "float32"),
+                                        B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 32):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32("inf")
+            B[vi] = T.Select(A[vi, vk] < B[vi], A[vi, vk], B[vi])
+
+
+@pytest.mark.parametrize("func, reference, compare, identity", [
+    (rowmax_ordered, lambda a, b: a.max(axis=1), ">", "-inf"),
+    (rowmin_ordered_running_value_second, lambda a, b: a.min(axis=1), "<", "inf")])
+def test_rfactor_ordered_select_max_and_min(func, reference, compare, identity):
+    """``T.Select(X > e, X, e)`` (one vmaxps) is a reduction like ``T.max``; its partial
+    results start from the identity and are combined by the same select."""
+    sch = Schedule(func)
+    _, k = sch.get_loops("B")
+    _, k1 = sch.split(k, factors=[None, 8])
+    sch.rfactor(k1, factor_axis=1)
+    text = sch.mod.script()
+    assert f'B_rf[vi, vk_1_rf] = T.float32("{identity}")' in text
+    assert (f"B_rf[vi, vk_1_rf] = T.Select(B_rf[vi, vk_1_rf] {compare} A[vi, vk_0 * 8 + vk_1_rf], "
+            "B_rf[vi, vk_1_rf], A[vi, vk_0 * 8 + vk_1_rf])") in text
+    assert f"B[vi] = T.Select(B[vi] {compare} B_rf[vi, vk_1_rf], B[vi], B_rf[vi, vk_1_rf])" in text
+    check_numeric(sch.mod["main"], reference)
+
+
+def test_rfactor_refuses_select_that_is_not_a_max_or_min():
+    @T.prim_func
+    def picks_the_smaller(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+        for i, k in T.grid(4, 8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = T.Select(B[vi] > A[vi, vk], A[vi, vk], B[vi])
+
+    sch = Schedule(picks_the_smaller)
+    _, k = sch.get_loops("B")
+    check_refused(sch, lambda s: s.rfactor(k, 0), r"T.Select\(X\[idx\] > e, X\[idx\], e\)")
 
 
 def test_rfactor_refuses_spatial_loop():

@@ -20,36 +20,74 @@
 The rf loop becomes a spatial iterator of ``B_rf``; every other loop of the reduction
 bindings gets its own reduction iterator there. The partial results no longer depend
 on each other along ``k_1``, so that loop of ``B_rf`` may be parallelized or
-vectorized. Reductions with ``+``, ``T.max`` and ``T.min`` are recognised; the
-write-back block keeps the original init, the ``_rf`` block starts from the
-reduction's identity.
+vectorized. Reductions with ``+``, ``T.max``, ``T.min`` and the ordered maximum and
+minimum ``T.Select(X > e, X, e)`` / ``T.Select(X < e, X, e)`` are recognised (the last two
+skip NaN where ``T.max`` returns it, and are one ``vmaxps`` / ``vminps``); the write-back
+block keeps the original init, the ``_rf`` block starts from the reduction's identity.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import fail
 from ..ir_utils import block_realizes_under, const_int, find_all, replace_stmts, uses_any
 from ...buffer import Buffer, BufferRegion
-from ...expr import Add, BufferLoad, Max, Min, Range, Var, binary, const
+from ...expr import GT, LT, Add, BufferLoad, Max, Min, Range, Select, Var, binary, const
 from ...function import PrimFunc
 from ...functor import substitute
 from ...op import max_value, min_value
 from ...stmt import Block, BlockRealize, BufferStore, For, ForKind, IterType, IterVar, seq
 
-_REDUCERS = {Add: lambda dt: const(0, dt), Max: min_value, Min: max_value}
+
+@dataclass(frozen=True)
+class Reducer:
+    """One form of reduction body: ``operands`` takes a combined value apart (``(a, b)``,
+    or None when the value has another form), ``combine`` builds one, ``identity`` gives
+    the starting value for a dtype."""
+    operands: Callable
+    combine: Callable
+    identity: Callable
+
+
+def _binary_reducer(cls, identity) -> Reducer:
+    return Reducer(lambda v: (v.a, v.b) if type(v) is cls else None,
+                   lambda a, b: binary(cls, a, b), identity)
+
+
+def _select_reducer(compare, identity) -> Reducer:
+    """``Select(a > b, a, b)`` (``compare`` GT) or ``Select(a < b, a, b)`` (LT)."""
+    def operands(v):
+        if not (isinstance(v, Select) and type(v.condition) is compare):
+            return None
+        cond = v.condition
+        same = _same(cond.a, v.true_value) and _same(cond.b, v.false_value)
+        return (v.true_value, v.false_value) if same else None
+
+    return Reducer(operands, lambda a, b: Select(binary(compare, a, b), a, b), identity)
+
+
+REDUCERS = (_binary_reducer(Add, lambda dt: const(0, dt)), _binary_reducer(Max, min_value),
+            _binary_reducer(Min, max_value), _select_reducer(GT, min_value),
+            _select_reducer(LT, max_value))
+
+
+def _same(a, b) -> bool:
+    return a is b or str(a) == str(b)
 
 
 def _reducer(func, block):
-    """``(combiner class, store, the value combined in)`` of a reduction block body."""
+    """``(reducer, store, the value combined in)`` of a reduction block body."""
     body = block.body
-    if isinstance(body, BufferStore) and type(body.value) in _REDUCERS:
-        value, store = body.value, body
-        for own, other in ((value.a, value.b), (value.b, value.a)):
-            if isinstance(own, BufferLoad) and own.buffer is store.buffer and all(
-                    a is b or str(a) == str(b) for a, b in zip(own.indices, store.indices)):
-                return type(value), store, other
+    for reducer in REDUCERS if isinstance(body, BufferStore) else ():
+        pair = reducer.operands(body.value) or ()
+        for own, other in (pair, pair[::-1]) if pair else ():
+            if isinstance(own, BufferLoad) and own.buffer is body.buffer and all(
+                    _same(a, b) for a, b in zip(own.indices, body.indices)):
+                return reducer, body, other
     fail("rfactor", f"block {block.name_hint!r} is not a reduction rfactor understands: its "
-         "body must be `X[idx] = X[idx] + e` (or T.max / T.min)", func,
-         blocks=[block.name_hint])
+         "body must be `X[idx] = X[idx] + e` (or T.max / T.min, or T.Select(X[idx] > e, "
+         "X[idx], e) / T.Select(X[idx] < e, X[idx], e))", func, blocks=[block.name_hint])
 
 
 def _locate(func, loop_var, primitive="rfactor"):
@@ -116,7 +154,7 @@ def _rf_block(block, realize, loop, loops, rf_buf, axis, combiner, store, rhs):
     values = ((loop.loop_var,) + tuple(v for _, v in spatial)
               + tuple(lp.loop_var for lp in red_loops))
     rf_idx = _insert(store.indices, axis, rf_var)
-    identity = _REDUCERS[combiner](store.buffer.dtype)
+    identity = combiner.identity(store.buffer.dtype)
 
     def swap(regions):
         return tuple(_point(rf_buf, _insert([r.min for r in reg.region], axis, rf_var))
@@ -125,8 +163,8 @@ def _rf_block(block, realize, loop, loops, rf_buf, axis, combiner, store, rhs):
     new_block = Block(
         iter_vars, substitute(swap(block.reads), vmap), swap(block.writes),
         f"{block.name_hint}_rf",
-        BufferStore(rf_buf, binary(combiner, BufferLoad(rf_buf, rf_idx),
-                                   substitute(rhs, vmap)), rf_idx),
+        BufferStore(rf_buf, combiner.combine(BufferLoad(rf_buf, rf_idx),
+                                             substitute(rhs, vmap)), rf_idx),
         BufferStore(rf_buf, identity, rf_idx), block.alloc_buffers, block.match_buffers)
     return BlockRealize(values, realize.predicate, new_block)
 
@@ -141,8 +179,8 @@ def _write_back(block, realize, loop, loops, rf_buf, axis, combiner, store):
     rf_var = Var(f"v{loop.loop_var.name}_rf", loop.loop_var.dtype)
     idx = substitute(store.indices, iv_map)
     rf_idx = _insert(idx, axis, rf_var)
-    body = BufferStore(store.buffer, binary(combiner, BufferLoad(store.buffer, idx),
-                                              BufferLoad(rf_buf, rf_idx)), idx)
+    body = BufferStore(store.buffer, combiner.combine(BufferLoad(store.buffer, idx),
+                                                      BufferLoad(rf_buf, rf_idx)), idx)
     new_block = Block(
         (IterVar(Range(loop.min, loop.extent), rf_var, IterType.COMM_REDUCE),) + tuple(
             IterVar(iv.dom, iv_map[iv.var], iv.iter_type) for iv, _ in spatial),
