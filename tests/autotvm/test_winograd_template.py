@@ -8,6 +8,7 @@ from mlcbench.autotvm.task.dispatcher import ApplyHistoryBest
 from mlcbench.autotvm.task.relax_integration import tuned_kernel
 from mlcbench.ir.errors import InvalidValueError
 from mlcbench.meta_schedule.relax_integration import extract_tasks
+from mlcbench.relax.transform.split_weight_packing import split_packing
 from mlcbench.relay.testing import reference_outputs, tiny_cnn
 from mlcbench.target import Target
 
@@ -74,6 +75,10 @@ def test_tune_and_build_with_history(tmp_path):
     fused = tuned_kernel(kernels["fused_conv2d_add_relu"].mod["main"], "conv", "llvm",
                          ApplyHistoryBest(log))
     assert fused is not None and "bgemm" in fused.script()
+    # The weight's transform is one nest a constant weight gets done once, at build time.
+    (weight,) = [i for i, p in enumerate(fused.params) if p.name == "param_0"]
+    pack, _ = split_packing(fused, weight)
+    assert "kernel_pack" in pack.script()
     x = np.random.default_rng(0).standard_normal((1, 4, 6, 6)).astype("float32")
     with autotvm.apply_history_best(log):
         with relay.build_config(opt_level=3):

@@ -6,7 +6,9 @@ batched product ``bgemm[eps, nu] = kernel_pack[eps, nu] @ data_pack[eps, nu]``: 
 output channels (``tile_co``, unrolled rows of the register tile), its tiles
 (``tile_p``, the vector; the tile count is rounded up to whole vectors) and its input
 channels (``tile_rc``); the transforms unroll
-their ``alpha x alpha`` positions so only the non-zero matrix entries are computed.
+their ``alpha x alpha`` positions so only the non-zero matrix entries are computed. The
+weight's transform is one loop nest at the head of the kernel, which
+``relax.transform.SplitWeightPacking`` moves to build time when the weight is a constant.
 
 It is the template older TVM chose with ``template_key="winograd"``: ::
 
@@ -131,8 +133,15 @@ def _schedule(cfg, C):
     kernel_pack, data_pack = bgemm.op.input_tensors
     data_rows = data_pack.op.input_tensors[0]
     kernel_rows = kernel_pack.op.input_tensors[0]
-    for stage, position in ((kernel_rows, 0), (kernel_pack, 1), (data_rows, 0),
-                            (data_pack, 1), (inverse_rows, 0), (inverse, 3)):
+    # The weight's transform in one loop nest that reads only the weight (3 taps keep the
+    # inlined expression small): a build with a constant weight runs it once
+    # (relax.transform.SplitWeightPacking), not on every call.
+    s[kernel_rows].compute_inline()
+    eps, nu, co, ci = s[kernel_pack].op.axis
+    s[kernel_pack].reorder(co, ci, eps, nu)
+    s[kernel_pack].unroll(eps)
+    s[kernel_pack].unroll(nu)
+    for stage, position in ((data_rows, 0), (data_pack, 1), (inverse_rows, 0), (inverse, 3)):
         _schedule_transform(s, stage, position)
     _schedule_bgemm(cfg, s, bgemm)
     n, co, h, w = s[C].op.axis
