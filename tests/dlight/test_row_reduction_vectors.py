@@ -1,8 +1,11 @@
 """Row reductions (softmax's max and sum, sums and maxima over rows) accumulate
 vector partial results inside each row (rfactor) when the row is long enough."""
+import re
+
 import numpy as np
 import pytest
 
+import mlcbench
 from mlcbench import te, topi
 from mlcbench.target import Target
 from mlcbench.topi import testing as ref
@@ -129,3 +132,40 @@ def test_long_inner_reduce_loop_is_fused_with_the_outer_ones(default_schedule, r
     assert 'x_red_rf_rf = T.alloc_buffer((3, 4, 8), scope="local")' in text
     a = rng.standard_normal((3, 64, 64)).astype("float32")
     np.testing.assert_allclose(run_te([x], out, [a]), a.sum(axis=(1, 2)), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("op", [topi.nn.softmax, topi.nn.log_softmax])
+def test_softmax_row_max_is_one_vmaxps_per_vector(default_schedule, op):
+    """The row max of softmax and log-softmax skips NaN (a NaN element makes the row's sum
+    NaN anyway), so each accumulator step is one vmaxps, not the five instructions
+    (vblendvps, vcmpunordps) of the NaN-propagating T.max."""
+    x = te.placeholder((16, 1000), name="x")
+    target = Target("llvm -mcpu=znver3")
+    func = default_schedule(te.create_prim_func([x, op(x)]), target)
+    asm = mlcbench.build(func, target=target).get_source("asm")
+    assert len(re.findall(r"vmaxps\s[^\n]*ymm", asm)) >= 5     # one per accumulator at least
+    assert not re.findall(r"(vblendvps|vcmpunordps)\s[^\n]*ymm", asm)
+
+
+def test_scheduled_softmax_rows_with_nan_and_infinities_match_numpy(run_te, rng):
+    """Wherever a NaN sits in a row (first, last, before a larger value in the same
+    accumulator lane, everywhere) the row is NaN, as numpy's; so are rows of -inf only
+    and rows holding +inf; -0.0 and +0.0 as the maximum change nothing."""
+    a = (rng.standard_normal((8, 1000)) * 30).astype("float32")
+    a[0, :] = -np.inf
+    a[1, 0] = a[2, 999] = np.nan
+    a[3, 3], a[3, 3 + 8 * 5 * 7] = np.nan, 1e4   # five accumulators of 8 lanes on AVX2
+    a[4, :] = np.nan
+    a[5, ::2], a[5, 1] = -np.inf, np.inf
+    a[6, :], a[6, 500] = -np.inf, np.inf
+    a[7, :] = -np.abs(a[7, :])
+    a[7, 10], a[7, 20] = -0.0, 0.0
+    x = te.placeholder(a.shape, name="x")
+    soft, logsoft = run_te([x], [topi.nn.softmax(x), topi.nn.log_softmax(x)], [a])
+    with np.errstate(invalid="ignore"):
+        expected_soft, expected_log = ref.softmax_python(a), ref.log_softmax_python(a)
+    assert np.isnan(expected_soft[:7]).all() and np.isfinite(expected_soft[7]).all()
+    np.testing.assert_array_equal(np.isnan(soft), np.isnan(expected_soft))
+    np.testing.assert_array_equal(np.isnan(logsoft), np.isnan(expected_log))
+    np.testing.assert_allclose(soft[7], expected_soft[7], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(logsoft[7], expected_log[7], rtol=1e-5, atol=1e-5)

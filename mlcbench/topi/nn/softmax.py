@@ -8,16 +8,21 @@ rather than called as ``T.exp``: its argument is never above zero, so it needs n
 clamp, no overflow path and no branch, 14 vector operations where the general ``T.exp``
 takes about 25; the exp is most of a softmax's time (0.19 of 0.28 ms at 128x1000 on a
 256-bit Zen 1 core).
+
+The row maximum is ``row_max``, ``Select(m > x, m, x)``: one ``vmaxps`` per vector, where
+the NaN-propagating ``T.max`` takes five. It may skip a NaN element ``x_k`` (and even
+give the maximum of part of the row), but ``exp(x_k - m)``, so the row's sum and every
+output, is NaN whatever ``m`` is: the outputs are numpy's either way.
 """
 from __future__ import annotations
 
 import math
 import struct
 
-from ...te import max as te_max, reduce_axis, sum as te_sum
+from ...te import comm_reducer, reduce_axis, sum as te_sum
 from ...te.operation import compute
 from ...tir import op as tir_op
-from ...tir.expr import Let, Var, const
+from ...tir.expr import Let, Select, Var, const
 from ..utils import normalize_axis
 
 # e**r for |r| <= ln2 / 2, lowest power first: a degree-6 fit of least relative error
@@ -31,6 +36,9 @@ _ROUND_AND_BIAS = 1.5 * 2.0 ** 23 + 127
 # At this ``n + 127`` is 0, so the result is 0 (exp(-88) ~ 6e-39, a subnormal, would be
 # lost against a softmax row's sum of at least 1); -inf is clamped to it.
 _LOWEST = -88.0
+
+# The ordered maximum: NaN may be skipped (see above), so it is one vmaxps per vector.
+row_max = comm_reducer(lambda m, x: Select(m > x, m, x), tir_op.min_value, name="row_max")
 
 
 def exp_of_nonpositive(d):
@@ -88,7 +96,7 @@ def _drop(idx, axis):
 def softmax(x, axis: int = -1):
     """``exp(x - max) * (1 / sum(exp(x - max)))`` along ``axis``."""
     axis = normalize_axis(axis, x.ndim, "softmax")
-    maxelem = _reduced(x, axis, te_max, "T_softmax_maxelem", lambda idx: x[idx])
+    maxelem = _reduced(x, axis, row_max, "T_softmax_maxelem", lambda idx: x[idx])
     exp = compute(x.shape, lambda *idx: _exp_shifted(x[idx], maxelem[_drop(idx, axis)]),
                   name="T_softmax_exp")
     expsum = _reduced(x, axis, te_sum, "T_softmax_expsum", lambda idx: exp[idx])
@@ -102,7 +110,7 @@ def softmax(x, axis: int = -1):
 def log_softmax(x, axis: int = -1):
     """``x - max - log(sum(exp(x - max)))`` along ``axis``."""
     axis = normalize_axis(axis, x.ndim, "log_softmax")
-    maxelem = _reduced(x, axis, te_max, "T_softmax_maxelem", lambda idx: x[idx])
+    maxelem = _reduced(x, axis, row_max, "T_softmax_maxelem", lambda idx: x[idx])
     expsum = _reduced(x, axis, te_sum, "T_softmax_expsum", lambda idx: _exp_shifted(
         x[idx], maxelem[_drop(idx, axis)]))
     return compute(x.shape, lambda *idx: x[idx] - maxelem[_drop(idx, axis)]
