@@ -34,6 +34,9 @@ def test_create_with_winograd_key():
     assert task.flop == 2 * 8 * 10 * 10 * 8 * 9
     direct = autotvm.task.create("conv2d_nchw.x86", conv_args(), "llvm", None, "direct")
     assert direct.name == "conv2d_nchw.x86"
+    # Named directly, with the direct template's arguments: the same workload.
+    named = autotvm.task.create(WINOGRAD, conv_args(), "llvm")
+    assert named.workload == task.workload
 
 
 @pytest.mark.parametrize("args, match", [

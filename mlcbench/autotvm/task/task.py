@@ -209,6 +209,13 @@ def create(task_name: str, args, target="llvm", target_host=None, template_key=N
     check_target_host(target_host, "autotvm.task.create")
     if template_key not in (None, DIRECT_KEY):
         task_name, args = _keyed_template(task_name, args, template_key)
+    else:
+        # A keyed template named directly gets its arguments in its own form, so its
+        # records share one workload however the task was made.
+        for keyed_name, convert in TEMPLATE_KEYS.values():
+            if keyed_name == task_name:
+                args = convert(as_workload(args))
+                break
     task = Task(task_name, args, target)
     task._require_template()
     _ = task.config_space
