@@ -69,6 +69,44 @@ def nvptx_ir(lowered, target) -> str:
     return str(module)
 
 
+# Intrinsics LLVM's NVPTX backend selects into PTX instructions. Anything else it
+# cannot select aborts the process (llvm.pow, llvm.exp, ...), and a plain external
+# function (erf, tan for float64) would need libdevice, which is not linked.
+_SELECTABLE = ("llvm.nvvm.", "llvm.sqrt.", "llvm.fabs.", "llvm.floor.", "llvm.ceil.",
+               "llvm.trunc.", "llvm.rint.", "llvm.nearbyint.", "llvm.roundeven.",
+               "llvm.minnum.", "llvm.maxnum.", "llvm.minimum.", "llvm.maximum.",
+               "llvm.round.", "llvm.exp2.f32", "llvm.fma.", "llvm.fmuladd.",
+               "llvm.copysign.", "llvm.smax.", "llvm.smin.", "llvm.umax.", "llvm.umin.",
+               "llvm.abs.", "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.", "llvm.bswap.",
+               "llvm.memcpy.", "llvm.memset.", "llvm.memmove.", "llvm.lifetime.",
+               "llvm.assume", "llvm.expect.", "llvm.experimental.noalias",
+               "llvm.sadd.", "llvm.uadd.", "llvm.ssub.", "llvm.usub.", "llvm.smul.",
+               "llvm.umul.", "llvm.fshl.", "llvm.fshr.", "llvm.vector.reduce.")
+
+
+def check_device_calls(module) -> None:
+    """A CodegenError naming each function the kernels call that a GPU cannot run."""
+    defined = [f for f in module.functions if not f.is_declaration]
+    for decl in module.functions:
+        if not decl.is_declaration or decl.name.startswith(_SELECTABLE):
+            continue
+        users = [f.name for f in defined if f"@{decl.name}(" in str(f)
+                 or f'@"{decl.name}"(' in str(f)]
+        if not users:
+            continue
+        raise CodegenError(
+            f"device kernel {users[0]!r} calls {_math_name(decl.name)}, which has no GPU "
+            "implementation here (the NVPTX backend cannot select it and libdevice is not "
+            "linked); compute it from exp, log, sqrt or arithmetic instead")
+
+
+def _math_name(name: str) -> str:
+    """``'pow' (llvm.pow.f32)`` for an intrinsic, ``'erf'`` for a library function."""
+    if name.startswith("llvm."):
+        return f"{name.split('.')[1]!r} ({name})"
+    return repr(name)
+
+
 def ptx_source(lowered, target) -> str:
     """PTX text of the device kernels of ``lowered`` for ``target`` (see the module docstring)."""
     machine = nvptx_machine(gpu_arch(target))
@@ -78,7 +116,10 @@ def ptx_source(lowered, target) -> str:
         module.verify()
     except RuntimeError as err:
         raise CodegenError(f"LLVM rejected the NVPTX IR of the device kernels: {err}") from None
+    check_device_calls(module)
     optimize(module, machine)
+    # -O3 may turn arithmetic into intrinsic calls of its own: check what the backend gets.
+    check_device_calls(module)
     try:
         return machine.emit_assembly(module)
     except RuntimeError as err:
