@@ -86,8 +86,13 @@ class ExprEvaluator:
     def _binary(self, expr, mask):
         a, b = self.eval(expr.a, mask), self.eval(expr.b, mask)
         # TIR's Div on integers truncates toward zero (C's /), unlike numpy's //.
-        if isinstance(expr, E.Div):
-            result = a / b if expr.dtype.is_float else _trunc_div(a, _nonzero(b))
+        if isinstance(expr, E.Div) and expr.dtype.is_float:
+            # Inactive threads and skipped iterations leave divisors of 0 (a softmax's
+            # sum): no warnings for values nobody uses, as for the math calls below.
+            with np.errstate(all="ignore"):
+                result = a / b
+        elif isinstance(expr, E.Div):
+            result = _trunc_div(a, _nonzero(b))
         else:
             result = _BINARY[type(expr)](a, b)
         if expr.dtype.is_float and isinstance(expr, _FLOAT_OPS):
