@@ -29,6 +29,7 @@ from ..ir.errors import InvalidValueError
 from ..ir.module import IRModule
 from ..target import Target
 from ..tir.build import build
+from .code_size import oversized_reason, statement_limit
 from .executor_pool import ExecutorPool
 from .worker_pool import WorkerPool
 
@@ -82,13 +83,18 @@ class LocalBuilder(Builder):
     pool
         Where the builds run: a :class:`~.worker_pool.WorkerPool` of ``max_workers``
         processes by default, or any pool with its ``map``.
+    max_unrolled_statements
+        A candidate whose unrolled and vectorized body holds more statements is not
+        compiled: it fails with the reason (see :mod:`.code_size`). "target": the
+        target's :func:`~.code_size.statement_limit`; None: no limit.
     initializer
         TVM's worker initializer is not supported (the workers start with mlcbench
         imported; ``f_build`` decides what they run); anything but None is refused.
     """
 
     def __init__(self, max_workers: int | None = None, timeout_sec: float = 30.0,
-                 f_build=None, f_export=None, initializer=None, pool=None):
+                 f_build=None, f_export=None, initializer=None, pool=None,
+                 max_unrolled_statements: int | str | None = "target"):
         if initializer is not None:
             raise InvalidValueError("LocalBuilder: initializer is not supported (workers "
                                     "start with mlcbench imported; pass f_build to change "
@@ -97,17 +103,36 @@ class LocalBuilder(Builder):
         self.timeout_sec = timeout_sec
         self.f_build, self.f_export = f_build or default_build, f_export or default_export
         self.pool = pool if pool is not None else WorkerPool(self.max_workers, timeout_sec)
+        if max_unrolled_statements not in (None, "target") and not (
+                isinstance(max_unrolled_statements, int) and max_unrolled_statements > 0):
+            raise InvalidValueError("LocalBuilder: max_unrolled_statements must be a positive "
+                                    "int, 'target' or None, found "
+                                    f"{max_unrolled_statements!r}")
+        self.max_unrolled_statements = max_unrolled_statements
 
     def build(self, build_inputs: list[BuilderInput]) -> list[BuilderResult]:
+        results: list[BuilderResult | None] = [self._refusal(inp.mod, inp.target)
+                                               for inp in build_inputs]
+        todo = [i for i, refused in enumerate(results) if refused is None]
         # The target as text: it crosses into the worker processes.
-        calls = [(self.f_build, self.f_export, inp.mod, str(inp.target)) for inp in build_inputs]
-        results = []
-        for outcome in self.pool.map(build_and_export, calls):
+        calls = [(self.f_build, self.f_export, build_inputs[i].mod, str(build_inputs[i].target))
+                 for i in todo]
+        for index, outcome in zip(todo, self.pool.map(build_and_export, calls) if calls else []):
             if outcome.ok:
-                results.append(BuilderResult(local_artifact(outcome.value), None))
+                results[index] = BuilderResult(local_artifact(outcome.value), None)
             else:
-                results.append(BuilderResult(None, f"build {outcome.status}: {outcome.message}"))
+                results[index] = BuilderResult(None, f"build {outcome.status}: {outcome.message}")
         return results
+
+    def _refusal(self, mod, target) -> BuilderResult | None:
+        """A failed result for a candidate too large to compile in reasonable time."""
+        limit = self.max_unrolled_statements
+        if limit is None:
+            return None
+        if limit == "target":
+            limit = statement_limit(target)
+        reason = oversized_reason(mod, limit)
+        return None if reason is None else BuilderResult(None, f"build refused: {reason}")
 
     def shutdown(self) -> None:
         self.pool.shutdown()
