@@ -25,6 +25,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from mlcbench.codegen.llvm.function import symbolic_shape_vars
+
 ERRORS = {0: "CUDA_SUCCESS", 1: "CUDA_ERROR_INVALID_VALUE", 2: "CUDA_ERROR_OUT_OF_MEMORY",
           100: "CUDA_ERROR_NO_DEVICE", 101: "CUDA_ERROR_INVALID_DEVICE",
           218: "CUDA_ERROR_INVALID_PTX", 400: "CUDA_ERROR_INVALID_HANDLE",
@@ -173,19 +175,26 @@ class FakeCUDADriver:
         return (0,)
 
     def _values(self, kernel, entry, raw):
-        """The TIR parameters' values: arrays over fake device memory, scalars."""
+        """The TIR parameters' values: arrays over fake device memory, scalars.
+
+        Symbolic dimensions follow the parameters in the entry (int64 each), as the
+        launch passes them; the arrays take their shapes from them."""
+        params = kernel.func.params
+        dims = {var: int.from_bytes(data, "little", signed=True) for var, data in
+                zip(symbolic_shape_vars(kernel.func), raw[len(params):])}
         values = []
-        for param, (letter, nbytes, _), data in zip(kernel.func.params, entry, raw):
+        for param, (letter, nbytes, _), data in zip(params, entry, raw):
             buffer = kernel.func.buffer_map.get(param)
             if buffer is None:
                 values.append(_scalar(letter, data, param.dtype))
                 continue
             np_dtype = buffer.dtype.to_numpy()
-            size = math.prod(int(d) for d in buffer.shape) * np_dtype.itemsize
-            memory = self.view(int.from_bytes(data, "little"), size)
+            shape = [dims[d] if d in dims else int(d) for d in buffer.shape]
+            memory = self.view(int.from_bytes(data, "little"),
+                               math.prod(shape) * np_dtype.itemsize)
             if memory is None:
                 return None
-            values.append(memory.view(np_dtype))
+            values.append(memory.view(np_dtype).reshape(shape))
         return values
 
     # -- events ------------------------------------------------------------------------

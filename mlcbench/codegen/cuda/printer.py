@@ -13,8 +13,10 @@ import re
 
 from ...arith import Analyzer
 from ...ir.errors import CodegenError
+from ...ir.dtype import DataType
 from ...tir import expr as E
 from ...tir.stmt import ForKind
+from ..llvm.function import symbolic_shape_vars
 from ..llvm.memory import contiguous_base
 from .expr_printer import ExprPrinter
 from .lanes import aligned_to, lane_of
@@ -74,6 +76,7 @@ class KernelPrinter(ExprPrinter):
     # -- the kernel --------------------------------------------------------------------
     def print_kernel(self) -> str:
         params = [self._param(p) for p in self.func.params]
+        params += [self._shape_param(v) for v in symbolic_shape_vars(self.func)]
         self.stmt(self.func.body)
         threads = (self.threads["threadIdx.x"], self.threads["threadIdx.y"],
                    self.threads["threadIdx.z"])
@@ -95,6 +98,13 @@ class KernelPrinter(ExprPrinter):
         self.buffer_scopes[buffer.data] = "global"
         c_type = self.dialect.c_type(buffer.dtype, f"parameter {param.name}")
         return f"{self.dialect.global_qualifier}{c_type}*{self.dialect.restrict} {name}"
+
+    def _shape_param(self, var) -> str:
+        """A symbolic dimension (``n`` of ``A: T.Buffer((n,))``): after the parameters,
+        64 bits wide, as the PTX entry and the launch pass it."""
+        name = self.fresh_name(var.name)
+        self.names[var] = name
+        return f"{self.dialect.c_type(DataType('int64'), f'dimension {var.name}')} {name}"
 
     # -- statements --------------------------------------------------------------------
     def stmt(self, node) -> None:
