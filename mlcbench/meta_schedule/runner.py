@@ -162,7 +162,9 @@ class LocalRunner(Runner):
         self.timeout_sec, self.cooldown_sec = timeout_sec, cooldown_sec
         self.check_correctness, self.rtol, self.atol = check_correctness, rtol, atol
         self.cleanup = cleanup
-        self.pool = pool if pool is not None else WorkerPool(max_workers, timeout_sec)
+        # A spare worker: a candidate stopped at the time limit waits for no restart.
+        self.pool = pool if pool is not None else WorkerPool(max_workers, timeout_sec,
+                                                             spares=1)
         self.adaptive = adaptive
         self.best_secs: dict[str, float] = {}    # workload key -> best time measured
         self._references_run: set = set()

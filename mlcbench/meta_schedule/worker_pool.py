@@ -56,7 +56,7 @@ class Outcome:
 class _Worker:
     """One worker subprocess and the parent's ends of its two pipes."""
 
-    def __init__(self, extra_path: list[str]):
+    def __init__(self, extra_path: list[str], background: bool = False):
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
@@ -65,8 +65,8 @@ class _Worker:
                                             + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         # stdin closed: a worker never reads the terminal the user is typing into.
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _WORKER_MAIN, str(to_child_r), str(from_child_w),
-             str(os.getpid())],
+            [sys.executable, "-c", _WORKER_PRELUDE + _WORKER_MAIN, str(to_child_r),
+             str(from_child_w), str(os.getpid()), str(int(background))],
             pass_fds=(to_child_r, from_child_w), env=env, stdin=subprocess.DEVNULL)
         # The child's ends, closed here: only then does EOF show when the child dies.
         os.close(to_child_r)
@@ -105,13 +105,18 @@ class WorkerPool:
 
     ``timeout_sec`` (None: no limit) bounds each call. Functions and arguments are
     pickled, so functions must be importable by name (defined at a module's top level).
+    ``spares`` workers are kept started beside them, so that a worker stopped after a
+    timeout or crash is replaced without waiting for a Python start-up; a spare starts
+    at idle CPU priority (it does not slow a measurement running meanwhile).
     """
 
-    def __init__(self, max_workers: int = 1, timeout_sec: float | None = None):
+    def __init__(self, max_workers: int = 1, timeout_sec: float | None = None,
+                 spares: int = 0):
         if max_workers < 1:
             raise TuningError(f"WorkerPool: max_workers must be at least 1, found {max_workers}")
-        self.max_workers, self.timeout_sec = max_workers, timeout_sec
+        self.max_workers, self.timeout_sec, self.spares = max_workers, timeout_sec, spares
         self._idle: list[_Worker] = []
+        self._spare: list[_Worker] = []      # started, perhaps still importing
         self.restarts = 0          # workers replaced after a crash or a timeout
 
     def map(self, fn, arg_tuples, timeout_sec: float | None = None) -> list[Outcome]:
@@ -193,8 +198,13 @@ class WorkerPool:
         """Start workers until ``count`` are idle, all at once (each takes a Python
         start-up and ``import mlcbench``)."""
         self._idle = [w for w in self._idle if w.process.poll() is None]
+        needed = count - len(self._idle)
+        # Spares first: they have (mostly) done their imports already.
+        fresh = [self._spare.pop(0) for _ in range(min(needed, len(self._spare)))]
         # All started before any is waited for: their start-ups overlap.
-        fresh = [_Worker(list(sys.path)) for _ in range(count - len(self._idle))]
+        fresh += [_Worker(list(sys.path)) for _ in range(needed - len(fresh))]
+        while len(self._spare) < self.spares:
+            self._spare.append(_Worker(list(sys.path), background=True))
         for worker in fresh:
             if not worker.wait_ready():
                 reason = worker.describe_death()
@@ -219,9 +229,9 @@ class WorkerPool:
         self.restarts += 1
 
     def shutdown(self) -> None:
-        """Stop every idle worker (a busy one is stopped when its call ends)."""
-        while self._idle:
-            worker = self._idle.pop()
+        """Stop every idle and spare worker (a busy one is stopped when its call ends)."""
+        while self._idle or self._spare:
+            worker = self._idle.pop() if self._idle else self._spare.pop()
             try:
                 worker.send_conn.send(None)
             except OSError:
@@ -244,6 +254,24 @@ class WorkerPool:
 # -- the worker side ----------------------------------------------------------------------
 _WORKER_MAIN = ("import sys; from mlcbench.meta_schedule.worker_pool import _serve; "
                 "_serve(*map(int, sys.argv[1:]))")
+# A spare lowers itself for its imports (see WorkerPool's spares) before anything else,
+# where Linux lets it come back to nice 0 (root, or RLIMIT_NICE of at least 20).
+_WORKER_PRELUDE = (
+    "import os, resource, sys\n"
+    "_nice = resource.getrlimit(resource.RLIMIT_NICE)[0]\n"
+    "if sys.argv[4] == '1' and hasattr(os, 'SCHED_IDLE') and (\n"
+    "        os.geteuid() == 0 or _nice == resource.RLIM_INFINITY or _nice >= 20):\n"
+    "    try: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+    "    except OSError: pass\n")
+
+
+def _normal_priority() -> None:
+    """Back from idle priority once the imports are done: measurements run at normal
+    priority (Linux lets a process leave SCHED_IDLE for SCHED_OTHER at nice 0)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (OSError, AttributeError):
+        pass
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -258,9 +286,11 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _serve(recv_fd: int, send_fd: int, parent_pid: int) -> None:
+def _serve(recv_fd: int, send_fd: int, parent_pid: int, background: int = 0) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent_pid)
+    if background:
+        _normal_priority()
     recv_conn, send_conn = Connection(recv_fd, writable=False), Connection(send_fd,
                                                                            readable=False)
     send_conn.send(("ready", None))

@@ -63,3 +63,20 @@ def test_max_workers_is_checked():
     with pytest.raises(TuningError, match="max_workers must be at least 1"):
         WorkerPool(max_workers=0)
 
+
+
+def test_a_spare_worker_takes_over_after_a_timeout_at_normal_priority():
+    pool = WorkerPool(max_workers=1, timeout_sec=1, spares=1)
+    try:
+        (first,) = pool.map(os.getpid, [()])
+        (spare,) = pool._spare
+        timeout, after = pool.map(call_with, [(time.sleep, 30), (os.sched_getscheduler, 0)])
+        assert timeout.status == "timeout"
+        # The call after the timeout ran in the spare, back at normal priority ...
+        assert after.value == os.SCHED_OTHER
+        assert pool.map(os.getpid, [()])[0].value == spare.process.pid != first.value
+        # ... and a new spare was started in its place.
+        assert len(pool._spare) == 1 and pool._spare[0] is not spare
+    finally:
+        pool.shutdown()
+    assert spare.process.poll() is not None and not pool._spare
