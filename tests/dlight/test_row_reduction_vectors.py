@@ -9,6 +9,7 @@ import mlcbench
 from mlcbench import te, topi
 from mlcbench.target import Target
 from mlcbench.topi import testing as ref
+from mlcbench.topi.nn.softmax import exp_of_nonpositive
 
 
 def _schedule_text(default_schedule, inputs, out):
@@ -67,19 +68,30 @@ def test_long_rows_walk_several_accumulators_then_combine_them(default_schedule,
     assert "T.unroll(4)" in text and f"T.vectorized({lanes})" in text
 
 
-def test_softmax_exp_runs_several_registers_wide(default_schedule):
-    """softmax 128x1000 on AVX2: the exp of 40 floats (five registers) per vector
-    operation, the max and sum over five accumulators; log-softmax sums its exp (as long a
-    body as the wait it would hide) into one accumulator."""
+@pytest.mark.parametrize("op, output", [(topi.nn.softmax, "T_softmax_norm"),
+                                        (topi.nn.log_softmax, "T_log_softmax")])
+def test_softmax_exp_runs_several_registers_wide(default_schedule, op, output):
+    """softmax and log-softmax 128x1000 on AVX2: the exp of 40 floats (five registers)
+    per vector operation, the max and sum over five accumulators; the output, light
+    (``exp * (1 / sum)``, ``x - max - log(sum)`` with one log per row), one register wide."""
     x = te.placeholder((128, 1000), name="x")
-    target = Target("llvm -mcpu=znver3")
-    text = default_schedule(te.create_prim_func([x, topi.nn.softmax(x)]), target).script()
-    assert "T.vectorized(40)" in text
+    text = default_schedule(te.create_prim_func([x, op(x)]), Target("llvm -mcpu=znver3")).script()
+    exp_loop, output_loop = (text.split(f'T.block("{name}")')[0].rsplit("\n", 2)[-2]
+                             for name in ("T_softmax_exp", output))
+    assert "T.vectorized(40)" in exp_loop and "T.vectorized(8)" in output_loop
     for stage in ("maxelem", "expsum"):
         assert f'T_softmax_{stage}_rf_rf = T.alloc_buffer((128, 5, 8), scope="local")' in text
-    text = default_schedule(te.create_prim_func([x, topi.nn.log_softmax(x)]), target).script()
-    assert 'T_softmax_expsum_rf = T.alloc_buffer((128, 8), scope="local")' in text
-    assert "T_softmax_expsum_rf_rf" not in text
+
+
+def test_exp_inside_a_sum_walks_one_accumulator(default_schedule):
+    """A sum whose own body is an exp (as long as the wait for the previous add) keeps
+    one accumulator vector: more would only spill the exp's constants."""
+    x = te.placeholder((16, 1000), name="x")
+    k = te.reduce_axis((0, 1000), name="k")
+    out = te.compute((16,), lambda i: te.sum(exp_of_nonpositive(x[i, k] - 100.0), axis=k))
+    text = default_schedule(te.create_prim_func([x, out]), Target("llvm -mcpu=znver3")).script()
+    assert "_rf = T.alloc_buffer((16, 8), scope=\"local\")" in text
+    assert "_rf_rf" not in text
 
 
 @pytest.mark.parametrize("shape", [(128, 1000), (12, 128, 128)])

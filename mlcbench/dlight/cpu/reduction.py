@@ -22,15 +22,20 @@ the same accumulator), are added into one vector, whose lanes are then summed::
         for k2 in T.vectorized(8): sum_rf[row, k2] += sum_rf_rf[row, k1, k2]
     for k2 in range(8): sum[row] += sum_rf[row, k2]
 
-Elementwise blocks inside a row are vectorized several registers wide, so that LLVM
-interleaves the registers' instruction chains (softmax's exp).
+Elementwise blocks inside a row that compute chains per element (softmax's exp) are
+vectorized several registers wide, so that LLVM interleaves the registers' chains; such a
+block stays a block of its own when a reduction reads it (log-softmax's exp), rather than
+being inlined into the sum. Lighter blocks (the output ``x - max - log(sum)``) are one
+register wide.
 """
 from __future__ import annotations
 
 from ...ir.errors import ScheduleError
-from ...tir.expr import Call
+from ...tir.expr import Call, Let
 from ...tir.functor import post_order_visit
 from ...tir.schedule import Schedule
+from ...tir.schedule.ir_utils import uses_any
+from ...tir.stmt import IterType
 from ..analysis import block_infos, total_extent
 from ..base import ScheduleRule
 from .tuple_reduction import split_tuple_reductions
@@ -67,8 +72,7 @@ class Reduction(ScheduleRule):
         sch = Schedule(split_tuple_reductions(func))
         if not any(info.is_reduction for info in block_infos(sch)):
             return None
-        # A producer read by several blocks (softmax's exp) is computed once per row.
-        inline_injective_producers(sch, keep=lambda info: len(sch.get_consumers(info.rv)) > 1)
+        inline_injective_producers(sch, keep=lambda info: _kept_producer(sch, info))
         rows = row_count(sch)
         infos = block_infos(sch)
         # The row loop is fused from the last block's loops, so it needs them all spatial.
@@ -95,6 +99,19 @@ class Reduction(ScheduleRule):
         return sch
 
 
+def _kept_producer(sch, info) -> bool:
+    """Whether an injective producer stays a block, computed once per row: when several
+    blocks read it (softmax's exp), or when it is as long as an exp and a reduction reads
+    it (log-softmax's exp): then it runs several registers wide and is summed over several
+    accumulators, where inlined into the sum it ran one register at a time
+    (log_softmax 128x1000: 0.16 ms against 0.18 on one Zen 1 thread)."""
+    consumers = sch.get_consumers(info.rv)
+    if len(consumers) > 1:
+        return True
+    return _body_weight(info.block) >= TRANSCENDENTAL_WEIGHT and any(
+        iv.iter_type == IterType.COMM_REDUCE for c in consumers for iv in sch.get(c).iter_vars)
+
+
 def weighted_work(sch, infos) -> int:
     """The last block's elements plus ``TRANSCENDENTAL_WEIGHT`` elements for each exp,
     log, tanh, sigmoid or erf that a block computes per element, to compare with
@@ -107,9 +124,12 @@ def weighted_work(sch, infos) -> int:
     return work
 
 
-def _body_weight(block) -> int:
+def _body_weight(block, varying=None) -> int:
+    """The weight of ``block``'s calls (``_call_weight``); with ``varying`` (iterator
+    variables) only of those calls whose arguments use one of them."""
     weights = []
-    post_order_visit(block.body, lambda n: weights.append(_call_weight(n)))
+    post_order_visit(block.body, lambda n: weights.append(
+        _call_weight(n) if varying is None or uses_any(n, varying) else 0))
     return sum(weights)
 
 
@@ -149,7 +169,8 @@ def _factor_row_reduction(sch, info, rows, lanes):
     if vector is None or extent < 2 * vector:
         return []
     # A body as long as an exp hides the wait for the previous add by itself, and more
-    # accumulators only spill its constants (log_softmax 128x1000: 0.22 ms, against 0.20).
+    # accumulators only spill its constants (an exp inlined into the sum of a 128x1000
+    # log-softmax: 0.22 ms, against 0.20).
     accumulators = 1 if _body_weight(info.block) else _accumulators(extent // vector)
     partials, block = [], info.rv
     for split in (vector, accumulators):
@@ -227,15 +248,43 @@ def _vectorize_row_body(sch, info, lanes) -> None:
     kinds = loop_kinds(sch, info)[1:]
     if not loops or "R" in kinds:
         return
+    chains = _has_element_chains(sch, info, loops)
     inner = sch.fuse(*loops) if len(loops) > 1 else loops[0]
     extent = total_extent(sch, [inner]) or 0
     if extent <= 1:
         return
     tile = choose_vector_tile(extent, lanes)
-    if tile <= lanes and extent % tile == 0:
+    if tile <= lanes and extent % tile == 0 and chains:
         # Several registers per vector operation: LLVM emits each operation for all of
         # them in turn, so softmax's exp (a chain of about 14 dependent operations per
         # register) runs several chains side by side (128x1000: 0.10 ms, against 0.13
         # one register at a time, unrolled or not).
         tile *= _accumulators(extent // tile)
     sch.vectorize(sch.split(inner, [None, tile])[1])
+
+
+def _has_element_chains(sch, info, loops) -> bool:
+    """Whether the block computes an exp, log, FMA, ... per element of the row. A lighter
+    body (log-softmax's ``x - max - log(sum)``, whose log is once per row) waits on
+    memory, not on chains, and stays one register wide: LLVM builds a scalar broadcast
+    over a five-register vector lane by lane, spilling (log_softmax 128x1000: 0.187 ms
+    with its output five registers wide, 0.152 one, on one Zen 1 thread)."""
+    info = next(i for i in block_infos(sch) if i.name == info.name)
+    loop_vars = [sch.get(loop).loop_var for loop in loops]
+    varying = [iv.var for iv, value in zip(info.block.iter_vars, info.realize.iter_values)
+               if uses_any(value, loop_vars)]
+    return _body_weight(info.block, _with_let_vars(info.block, varying)) > 0
+
+
+def _with_let_vars(block, varying: list) -> list:
+    """``varying`` and the variables of the body's ``Let``s whose values use one of them
+    (softmax's exp is a chain of Lets over ``x - max``)."""
+    lets = []
+    post_order_visit(block.body, lambda n: lets.append(n) if isinstance(n, Let) else None)
+    varying, changed = list(varying), True
+    while changed:
+        known = {id(v) for v in varying}
+        new = [let.var for let in lets
+               if id(let.var) not in known and uses_any(let.value, varying)]
+        varying, changed = varying + new, bool(new)
+    return varying

@@ -1,7 +1,9 @@
 """``softmax`` and ``log_softmax`` along one axis, stable (the maximum is subtracted).
 
 Stages as in TVM: ``T_softmax_maxelem`` (max), ``T_softmax_exp``, ``T_softmax_expsum``,
-``T_softmax_norm`` (``exp * (1 / sum)``); log-softmax ends in ``T_log_softmax``.
+``T_softmax_norm`` (``exp * (1 / sum)``); log-softmax has the same first three (its exp
+a stage of its own, which a CPU schedule computes several registers wide before summing,
+rather than inside the sum) and ends in ``T_log_softmax``.
 
 For float32 the exponential of ``x - max`` is written out here (``exp_of_nonpositive``)
 rather than called as ``T.exp``: its argument is never above zero, so it needs no upper
@@ -111,7 +113,8 @@ def log_softmax(x, axis: int = -1):
     """``x - max - log(sum(exp(x - max)))`` along ``axis``."""
     axis = normalize_axis(axis, x.ndim, "log_softmax")
     maxelem = _reduced(x, axis, row_max, "T_softmax_maxelem", lambda idx: x[idx])
-    expsum = _reduced(x, axis, te_sum, "T_softmax_expsum", lambda idx: _exp_shifted(
-        x[idx], maxelem[_drop(idx, axis)]))
+    exp = compute(x.shape, lambda *idx: _exp_shifted(x[idx], maxelem[_drop(idx, axis)]),
+                  name="T_softmax_exp")
+    expsum = _reduced(x, axis, te_sum, "T_softmax_expsum", lambda idx: exp[idx])
     return compute(x.shape, lambda *idx: x[idx] - maxelem[_drop(idx, axis)]
                    - tir_op.log(expsum[_drop(idx, axis)]), name="T_log_softmax")
