@@ -1,6 +1,7 @@
 """CPU default-schedule rules, tried in the order ``default_rules()`` lists them."""
 from .matmul import Matmul
 from .conv2d import Conv2D
+from .winograd import Winograd
 from .window import WindowReduction
 from .reduction import Reduction
 from .elementwise import Elementwise
@@ -8,9 +9,9 @@ from .fallback import Fallback
 
 
 def default_rules() -> list:
-    """Matmul, Conv2D, WindowReduction, Reduction, Elementwise, then Fallback (which
-    always applies)."""
-    return [Matmul(), Conv2D(), WindowReduction(), Reduction(), Elementwise(), Fallback()]
+    """Matmul, Winograd, Conv2D, WindowReduction, Reduction, Elementwise, then Fallback
+    (which always applies)."""
+    return [Matmul(), Winograd(), Conv2D(), WindowReduction(), Reduction(), Elementwise(), Fallback()]
 
 
-__all__ = ["Matmul", "Conv2D", "WindowReduction", "Reduction", "Elementwise", "Fallback", "default_rules"]
+__all__ = ["Matmul", "Winograd", "Conv2D", "WindowReduction", "Reduction", "Elementwise", "Fallback", "default_rules"]

@@ -17,6 +17,7 @@ from .manipulate import permute_dims
 from .reduce import matmul
 from .registry import check_arity, make_call, normalize_axis, register_op, tensor_arg
 from .unary import define_unary
+from .winograd import TILE_MULTIPLE, winograd_tile_size
 
 relu = define_unary("nn.relu", topi.nn.relu)
 gelu = define_unary("nn.gelu", topi.gelu, float_only=True)
@@ -101,6 +102,11 @@ def _conv2d_legalize(bb, call):
     a = call.attrs
     if _split_by_group(call):
         return _conv2d_per_group(bb, call)
+    tile_size = winograd_tile_size(call)
+    if tile_size is not None:
+        return bb.call_te(topi.nn.conv2d_winograd_nchw, call.args[0], call.args[1],
+                          a.strides, a.padding, a.dilation, a.out_dtype, tile_size,
+                          TILE_MULTIPLE, primfunc_name_hint="conv2d_winograd")
     return bb.call_te(topi.nn.conv2d, call.args[0], call.args[1], a.strides, a.padding,
                       a.dilation, a.groups, "NCHW", "OIHW", a.out_dtype,
                       primfunc_name_hint="conv2d")
