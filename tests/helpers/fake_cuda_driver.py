@@ -162,15 +162,17 @@ class FakeCUDADriver:
         kernel = self.kernels[name]
         if maxntid and any(b > m for b, m in zip((bx, by, bz), maxntid)):
             return (INVALID_VALUE,)
-        if (gx, gy, gz) != kernel.nest.grid or (bx, by, bz) != kernel.nest.block_dim:
-            return (INVALID_VALUE,)
         pointers = (ctypes.c_void_p * len(entry)).from_address(params)
         raw = [ctypes.string_at(pointers[i], nbytes) for i, (_, nbytes, _) in enumerate(entry)]
         values = self._values(kernel, entry, raw)
         if values is None:
             return (INVALID_VALUE,)
-        cpu_args, _ = kernel.buffers(values)
-        kernel.run(cpu_args)
+        cpu_args, bindings = kernel.buffers(values)
+        # The kernel's own grid for these arguments (computed from n where it depends on it).
+        nest = kernel.nest.bound(bindings)
+        if (gx, gy, gz) != nest.grid or (bx, by, bz) != nest.block_dim:
+            return (INVALID_VALUE,)
+        kernel.run(cpu_args, nest)
         self.launches.append((name, (gx, gy, gz), (bx, by, bz)))
         return (0,)
 

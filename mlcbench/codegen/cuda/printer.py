@@ -172,7 +172,9 @@ class KernelPrinter(ExprPrinter):
         binding = node.thread_binding
         tag = binding.thread_tag if binding is not None else ""
         self.names[node.loop_var] = self.dialect.thread_var(tag)
-        if not isinstance(node.extent, E.IntImm):
+        # The grid may be computed at launch (from the symbolic dimensions); the
+        # threads of a block print as __launch_bounds__.
+        if not isinstance(node.extent, E.IntImm) and tag in self.threads:
             raise CodegenError(f"{self.dialect.name} source of {self.symbol}: the {tag} loop "
                                f"{node.loop_var.name!r} needs a constant extent")
         # The outermost loop of a tag gives the block extent for __launch_bounds__.

@@ -148,7 +148,10 @@ class BoundsChecks:
         self.nest = nest
         self.block_id, self.thread_id = block_id, thread_id
         self.accesses: list = []
-        self.record = decl_buffer((max(nest.num_blocks, 1) * RECORD_FIELDS,), "int64",
+        # A grid computed at launch has a record as long as the launch's (new_record).
+        length = (max(nest.num_blocks, 1) * RECORD_FIELDS if not nest.symbolic
+                  else E.Var("sim_bounds_record_len", "int64"))
+        self.record = decl_buffer((length,), "int64",
                                   "sim_bounds_record", data=E.Var("sim_bounds_record", "handle"))
         threads = max(nest.num_threads, 1)
         self.thread_access = decl_buffer((threads,), "int32", "sim_bounds_access",
@@ -160,7 +163,8 @@ class BoundsChecks:
         self.analyzer = Analyzer()
         self._statement = None
         for axis in nest.blocks + nest.threads:
-            self.analyzer.bind(axis.var, E.Range(E.const(0), E.const(axis.extent)),
+            extent = E.const(axis.extent) if isinstance(axis.extent, int) else axis.extent
+            self.analyzer.bind(axis.var, E.Range(E.const(0), extent),
                                allow_override=True)
 
     # -- conditions -------------------------------------------------------------------

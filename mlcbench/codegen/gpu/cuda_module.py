@@ -56,6 +56,9 @@ class CUDAKernel:
     def params(self, values: list) -> list:
         """ctypes values for ``values`` (arrays, allocations, scalars) in the PTX entry's
         order, the symbolic dimensions (read off the arrays' shapes) last."""
+        return self._params_and_dims(values)[0]
+
+    def _params_and_dims(self, values: list) -> tuple:
         params, dims = [], {}
         for param, value in zip(self.func.params, values):
             buffer = self.func.buffer_map.get(param)
@@ -71,11 +74,15 @@ class CUDAKernel:
                 raise ArgumentValueError(f"kernel {self.name}: dimension {var.name} is not "
                                          "the dimension of any array argument")
             params.append(ctypes.c_int64(dims[var]))
-        return params
+        return params, dims
 
     def launch(self, values: list) -> None:
-        cuda_driver.launch(self.function, self.nest.grid, self.nest.block_dim,
-                           self.params(values))
+        params, dims = self._params_and_dims(values)
+        # A grid of the symbolic dimensions is computed for these arguments.
+        grid = self.nest.bound(dims).grid
+        if 0 in grid:
+            return                  # no blocks (n = 0): CUDA refuses an empty grid
+        cuda_driver.launch(self.function, grid, self.nest.block_dim, params)
 
 
 class CUDAHostFunction(HostFunction):

@@ -17,10 +17,14 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
+from ...arith import Analyzer
 from ...ir.errors import CodegenError
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.function import PrimFunc
+from ...tir.functor import substitute
 
 BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
 THREAD_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
@@ -30,10 +34,11 @@ LAUNCH_OP = "tir.launch_kernel"
 
 @dataclass(frozen=True)
 class Axis:
-    """One launch dimension: the loop variable, its tag and its (constant) extent."""
+    """One launch dimension: the loop variable, its tag and its extent (an int; for a
+    blockIdx an expression of the symbolic dimensions until :meth:`LaunchNest.bound`)."""
     var: E.Var
     tag: str
-    extent: int
+    extent: object
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,31 @@ class LaunchNest:
     @property
     def num_blocks(self) -> int:
         return math.prod(self.grid)
+
+    @property
+    def symbolic(self) -> bool:
+        """Whether the grid depends on the arguments (computed at each launch)."""
+        return any(not isinstance(a.extent, int) for a in self.blocks)
+
+    def bound(self, bindings: dict) -> "LaunchNest":
+        """This nest with its grid computed from ``bindings`` (symbolic dimension ->
+        value); ``self`` when the grid is constant."""
+        if not self.symbolic:
+            return self
+        values = {v: E.const(int(x), v.dtype) for v, x in bindings.items()
+                  if isinstance(v, E.Var) and not v.dtype.is_handle and np.ndim(x) == 0}
+        blocks = []
+        for axis in self.blocks:
+            extent = axis.extent
+            if not isinstance(extent, int):
+                extent = Analyzer().simplify(substitute(extent, values))
+                if not isinstance(extent, E.IntImm):
+                    raise CodegenError(f"kernel {self.name!r}: the grid extent of "
+                                       f"{axis.var.name!r} ({axis.tag}) is {axis.extent}, "
+                                       "which the arguments do not determine")
+                extent = extent.value
+            blocks.append(dataclasses.replace(axis, extent=extent))
+        return dataclasses.replace(self, blocks=tuple(blocks))
 
     @property
     def num_threads(self) -> int:
@@ -118,12 +148,14 @@ def launch_nest(kernel: PrimFunc, name: str) -> LaunchNest:
 
 def _axis(name: str, loop: S.For) -> Axis:
     tag = loop.thread_binding.thread_tag if loop.thread_binding is not None else ""
-    if not isinstance(loop.extent, E.IntImm) or not (isinstance(loop.min, E.IntImm)
-                                                     and loop.min.value == 0):
+    # Only the grid may depend on the arguments: the threads are compiled in.
+    constant = isinstance(loop.extent, E.IntImm) or tag in BLOCK_TAGS
+    if not constant or not (isinstance(loop.min, E.IntImm) and loop.min.value == 0):
         raise CodegenError(f"kernel {name!r}: the launch loop {loop.loop_var.name!r} "
                            f"({tag}) must start at 0 and have a constant extent, found "
                            f"min={loop.min}, extent={loop.extent}")
-    return Axis(loop.loop_var, tag, loop.extent.value)
+    extent = loop.extent
+    return Axis(loop.loop_var, tag, extent.value if isinstance(extent, E.IntImm) else extent)
 
 
 def _check_unique_tags(name: str, axes: list) -> None:

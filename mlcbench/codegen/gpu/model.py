@@ -135,6 +135,9 @@ def modeled_time(spec: GPUSpec, occ: Occupancy, num_blocks: int, global_sectors:
     t_global = global_sectors * 32 / (spec.bandwidth_gbps * 1e9)
     t_shared = shared_wavefronts / (spec.sm_count * spec.clock_mhz * 1e6)
     t_compute = flops / (spec.fp32_gflops * 1e9)
+    if num_blocks == 0:
+        # An empty grid (ceildiv(n, 256) blocks for n = 0) is not launched.
+        return ModeledTime(t_global, t_shared, t_compute, 1.0, 1.0, 0.0)
     rounds = math.ceil(num_blocks / spec.sm_count)
     fill = num_blocks / (rounds * spec.sm_count)
     # A grid smaller than the SMs' capacity leaves them partly empty.

@@ -36,11 +36,13 @@ class GPUKernel:
         self.name, self.func, self.nest, self.cpu_function = name, func, nest, cpu_function
         self.accesses = list(accesses)
 
-    def run(self, cpu_args) -> None:
-        """Run every block; an out-of-bounds access (skipped) raises afterwards."""
-        record = new_record(self.nest.num_blocks)
+    def run(self, cpu_args, nest=None) -> None:
+        """Run every block of ``nest`` (this kernel's, its grid computed for these
+        arguments); an out-of-bounds access (skipped) raises afterwards."""
+        nest = nest or self.nest
+        record = new_record(nest.num_blocks)
         self.cpu_function(*cpu_args, record)
-        raise_on_record(self.name, self.nest, record, self.accesses)
+        raise_on_record(self.name, nest, record, self.accesses)
 
     def buffers(self, values: list) -> tuple:
         """(arguments for the CPU function, the tracer's bindings): flat arrays by data
@@ -162,12 +164,13 @@ class GPUFunction:
         # Traced once per signature of shapes and scalars: later calls with new data reuse it.
         key = _signature(args)
         if trace or key not in self._profiles:
-            kernels = tuple(profile_kernel(k.nest, g, self.spec) for k, _, g in planned)
+            kernels = tuple(profile_kernel(k.nest.bound(g), g, self.spec)
+                            for k, _, g in planned)
             self._profiles[key] = GPUProfile(self.host.name, self.target_name, kernels,
                                              machine_peaks(self.spec))
         self.last_profile = self._profiles[key]
-        for kernel, cpu_args, _ in planned if execute else ():
-            kernel.run(cpu_args)
+        for kernel, cpu_args, bindings in planned if execute else ():
+            kernel.run(cpu_args, kernel.nest.bound(bindings))
         return self.last_profile
 
 

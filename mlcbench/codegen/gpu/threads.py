@@ -54,12 +54,18 @@ def kernel_as_cpu_func(kernel: PrimFunc, nest: LaunchNest) -> tuple:
     if nest.blocks:
         stride = 1
         for axis in nest.blocks:
+            # A grid computed at launch: its extents, of the symbolic dimensions, as int32.
+            extent = axis.extent if isinstance(axis.extent, int) else \
+                E.Cast("int32", axis.extent)
             # blockIdx.x varies fastest in the linear block id, as CUDA numbers blocks.
-            value = (block // stride) % axis.extent if stride > 1 \
-                else block % axis.extent
+            value = (block // stride) % extent if not (isinstance(stride, int)
+                                                       and stride == 1) else block % extent
+            if value.dtype != axis.var.dtype:
+                value = E.Cast(axis.var.dtype, value)
             body = S.LetStmt(axis.var, value, body)
-            stride *= axis.extent
-        body = S.For(block, E.const(0), E.const(nest.num_blocks), S.ForKind.PARALLEL, body)
+            stride = stride * extent
+        stride = E.const(stride) if isinstance(stride, int) else stride
+        body = S.For(block, E.const(0), stride, S.ForKind.PARALLEL, body)
     attrs = {k: v for k, v in kernel.attrs.items() if k not in ("calling_conv", "target")}
     record = checks.record
     func = dataclasses.replace(kernel, body=body, attrs=attrs,
@@ -163,7 +169,8 @@ class ThreadDistributor:
         fresh = {axis.var: E.Var(axis.var.name, axis.var.dtype) for axis in self.nest.threads}
         body = substitute(stmt, fresh)
         for axis in self.nest.threads:
-            body = S.For(fresh[axis.var], E.const(0), E.const(axis.extent),
+            dtype = axis.var.dtype      # int64 where the kernel's shapes are symbolic
+            body = S.For(fresh[axis.var], E.const(0, dtype), E.const(axis.extent, dtype),
                          S.ForKind.SERIAL, body)
         return body
 

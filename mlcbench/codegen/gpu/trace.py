@@ -65,7 +65,8 @@ class KernelTracer(ExprEvaluator):
     def run(self) -> "KernelTracer":
         blocks = sample_blocks(self.nest.grid)
         # Each sampled block stands for an equal share of the grid in the counts.
-        block_weight = self.nest.num_blocks / len(blocks)
+        # An empty grid (ceildiv(n, 256) blocks for n = 0) samples nothing and counts 0.
+        block_weight = self.nest.num_blocks / max(len(blocks), 1)
         tids = np.arange(self.num_threads)
         for block in blocks:
             self.block = block

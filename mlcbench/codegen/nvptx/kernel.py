@@ -50,9 +50,11 @@ class KernelEmitter(FunctionEmitter):
             self.fail(f"thread tag {tag!r} of loop {op.loop_var.name!r} has no PTX register; "
                       "expected blockIdx.x/y/z or threadIdx.x/y/z (vthread loops become "
                       "serial loops when lowering)", op)
-        if not isinstance(op.extent, E.IntImm):
+        # A grid may be computed at launch; the threads of a block are its .maxntid.
+        if not isinstance(op.extent, E.IntImm) and kind != "blockIdx":
             self.fail(f"the {tag} loop {op.loop_var.name!r} needs a constant extent", op)
-        self.threads[tag] = op.extent.value
+        if isinstance(op.extent, E.IntImm):
+            self.threads[tag] = op.extent.value
         register = self.declare_function(f"llvm.nvvm.read.ptx.sreg.{_REGISTERS[kind]}.{axis}",
                                           T.I32, [])
         index = self.builder.call(register, [], name=op.loop_var.name)

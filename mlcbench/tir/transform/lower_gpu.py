@@ -24,7 +24,9 @@ The CPU lowered form (read :mod:`.pipeline`'s docstring) with these additions:
   ``buffer_map`` keeps the original parameter Buffers (and the flat intermediates).
   The body is a perfect nest of ``For(kind=THREAD_BINDING)`` loops, one per launched
   tag, in the order blockIdx.x/y/z, threadIdx.x/y/z (only the tags used; ``min`` 0,
-  constant ``extent`` = launch extent; ``For.thread_binding.thread_tag`` is the tag).
+  ``extent`` = launch extent, a constant for threadIdx, for blockIdx possibly an
+  expression of the symbolic dimensions such as ``(n + 255) // 256``, computed at
+  launch; ``For.thread_binding.thread_tag`` is the tag).
   ``Allocate(scope="shared")`` sit between the last blockIdx loop and the first
   threadIdx loop (one copy per block). Inside the innermost threadIdx loop: the
   per-thread body, with no thread-bound loops (a loop of the same tag deeper down is

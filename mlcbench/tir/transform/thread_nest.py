@@ -29,7 +29,8 @@ Rules (see the GPU lowered form in ``lower_gpu``):
   ``threadIdx``; ``blockIdx`` loops of one tag must agree); a deeper loop of the same
   tag is the same thread index, guarded by ``if tx < extent`` when it is shorter, and
   an error naming the loop when it is longer (or, for ``blockIdx``, different);
-* launch extents are constants; the nest is ordered blockIdx.x/y/z, threadIdx.x/y/z;
+* thread extents are constants, a grid extent may depend on the symbolic dimensions
+  (``ceildiv(n, 256)``: computed at launch); the nest is ordered blockIdx.x/y/z, threadIdx.x/y/z;
 * ``vthread`` loops left (InjectVirtualThread interleaves them before) become serial
   loops: each thread runs its virtual threads in turn;
 * ``"shared"`` allocations move to the block level (between the blockIdx and the
@@ -44,6 +45,7 @@ Rules (see the GPU lowered form in ``lower_gpu``):
 from __future__ import annotations
 
 from ...ir.errors import CodegenError
+from ...ir.structural import structural_equal
 from ..expr import BufferLoad, Call, IntImm, Range, StringImm, Var
 from ..functor import StmtExprMutator, post_order_visit, substitute
 from ..function import PrimFunc
@@ -123,44 +125,59 @@ def plan_launch(kernel_top, kernel_name: str) -> _LaunchPlan:
     return plan
 
 
-def _constant_extent(plan, loop, tag) -> int:
-    extent = const_int(loop.extent)
-    if extent is None or const_int(loop.min) is None:
-        raise CodegenError(
-            f"{plan.kernel_name}: loop {loop.loop_var.name!r} bound to {tag} has extent "
-            f"{loop.extent} from {loop.min}; a launch extent must be a constant: split the "
-            "loop by a constant factor and bind the inner part")
+def _launch_extent(plan, loop, tag):
+    """The loop's launch extent: an int; for ``blockIdx`` also an expression of the
+    kernel's symbolic dimensions (the grid is computed at launch from the arguments)."""
     if tag not in LAUNCH_ORDER:
         raise CodegenError(f"{plan.kernel_name}: loop {loop.loop_var.name!r} is bound to "
                            f"unknown thread tag {tag!r}; expected one of {list(LAUNCH_ORDER)} "
                            "or vthread")
-    return extent
+    extent = const_int(loop.extent)
+    if const_int(loop.min) == 0 and (extent is not None or tag.startswith("blockIdx")):
+        return loop.extent if extent is None else extent
+    # The threads of a block are compiled into the kernel (__launch_bounds__, shared
+    # memory sized for them): they cannot depend on the arguments.
+    raise CodegenError(
+        f"{plan.kernel_name}: loop {loop.loop_var.name!r} bound to {tag} has extent "
+        f"{loop.extent} from {loop.min}; a {'grid' if tag.startswith('blockIdx') else 'thread'} "
+        "extent must start at 0 and a thread extent must be a constant: split the loop by a "
+        "constant factor and bind the inner part to the thread")
+
+
+def _same_extent(a, b) -> bool:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return structural_equal(a if not isinstance(a, int) else IntImm("int32", a),
+                            b if not isinstance(b, int) else IntImm("int32", b))
 
 
 def _merge_outer(plan, loop) -> None:
     tag = thread_tag(loop)
-    extent = _constant_extent(plan, loop, tag)
+    extent = _launch_extent(plan, loop, tag)
     if tag not in plan.extent:
         plan.extent[tag], plan.var[tag], plan.first_loop[tag] = extent, loop.loop_var, loop
         return
     first = plan.first_loop[tag]
-    if tag.startswith("blockIdx") and extent != plan.extent[tag]:
+    if tag.startswith("blockIdx") and not _same_extent(extent, plan.extent[tag]):
         raise CodegenError(
             f"{plan.kernel_name}: loops {first.loop_var.name!r} and {loop.loop_var.name!r} "
             f"are both bound to {tag} with extents {plan.extent[tag]} and {extent}; the "
             "blocks of one kernel launch have one grid: give them the same extent")
-    plan.extent[tag] = max(plan.extent[tag], extent)
+    if not tag.startswith("blockIdx"):
+        plan.extent[tag] = max(plan.extent[tag], extent)
 
 
 def _check_nested(plan, loop) -> None:
     tag = thread_tag(loop)
-    extent, launched = _constant_extent(plan, loop, tag), plan.extent[tag]
+    extent, launched = _launch_extent(plan, loop, tag), plan.extent[tag]
     first = plan.first_loop[tag]
-    if tag.startswith("blockIdx") and extent != launched:
-        raise CodegenError(
-            f"{plan.kernel_name}: loop {loop.loop_var.name!r} bound to {tag} has extent "
-            f"{extent}, but the kernel launches {launched} blocks along it (loop "
-            f"{first.loop_var.name!r}); extents conflict")
+    if tag.startswith("blockIdx"):
+        if not _same_extent(extent, launched):
+            raise CodegenError(
+                f"{plan.kernel_name}: loop {loop.loop_var.name!r} bound to {tag} has extent "
+                f"{extent}, but the kernel launches {launched} blocks along it (loop "
+                f"{first.loop_var.name!r}); extents conflict")
+        return
     if extent > launched:
         raise CodegenError(
             f"{plan.kernel_name}: loop {loop.loop_var.name!r} bound to {tag} has extent "
@@ -192,7 +209,7 @@ class _NestRewriter(StmtExprMutator):
             index = var if const_int(loop.min) == 0 else var + loop.min
             body = substitute(body, {loop.loop_var: index})
         body = self.visit(body)
-        if const_int(loop.extent) < self.plan.extent[tag]:
+        if not tag.startswith("blockIdx") and const_int(loop.extent) < self.plan.extent[tag]:
             body = IfThenElse(var < loop.extent, body)
         return body
 
@@ -228,7 +245,8 @@ def _launch_loop(plan, tag, body):
     if tag not in plan.extent:
         return body
     var, extent = plan.var[tag], plan.extent[tag]
-    dom = Range(IntImm(var.dtype, 0), IntImm(var.dtype, extent))
+    extent = IntImm(var.dtype, extent) if isinstance(extent, int) else extent
+    dom = Range(IntImm(var.dtype, 0), extent)
     binding = IterVar(dom, Var(tag, var.dtype), IterType.THREAD_INDEX, tag)
     return For(var, 0, extent, ForKind.THREAD_BINDING, body, binding)
 

@@ -93,7 +93,8 @@ def _thread_problems(name, loops, attrs, target_text) -> list:
                         "split the thread loops smaller")
     for loop in loops:
         tag = thread_tag(loop)
-        if tag in MAX_GRID and const_int(loop.extent) > MAX_GRID[tag]:
+        # A grid computed at launch (a symbolic extent) is checked by the driver then.
+        if tag in MAX_GRID and (const_int(loop.extent) or 0) > MAX_GRID[tag]:
             problems.append(f"{name}: loop {loop.loop_var.name!r} launches {loop.extent} "
                             f"blocks along {tag}, more than CUDA's {MAX_GRID[tag]}")
     return problems

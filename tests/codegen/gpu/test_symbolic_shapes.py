@@ -1,7 +1,8 @@
 """Kernels over buffers of a symbolic length ``n`` (``T.match_buffer(a, (n,))``): the
-CUDA text takes ``n`` as a parameter after the buffers (as the PTX entry does), and
-one build runs for several ``n`` in one process, on the simulated GPU and on the
-device backend through the fake driver (``n`` read off the arrays at launch)."""
+CUDA text takes ``n`` as a parameter after the buffers (as the PTX entry does), a grid
+of ``ceildiv(n, 256)`` blocks is computed at each launch, and one build runs for
+several ``n`` in one process, on the simulated GPU and on the device backend through
+the fake driver (``n`` read off the arrays at launch)."""
 import importlib
 
 import numpy as np
@@ -55,6 +56,11 @@ def _run(rt_mod, n: int, seed: int):
     np.testing.assert_array_equal(c.numpy(), a + b)
 
 
+def _arrays(n: int):
+    dev = tvm.cuda(0)
+    return [tvm.nd.array(np.ones(n, "float32"), dev) for _ in range(3)]
+
+
 def test_cuda_text_and_ptx_take_n_after_the_buffers():
     lowered = lower_gpu(grid_stride_add, "cuda")
     cuda = tvm.build(grid_stride_add, target="cuda").imported_modules[0].get_source()
@@ -87,11 +93,55 @@ def test_two_lengths_on_the_device_backend_through_the_fake_driver(monkeypatch):
         device_module._backend[:] = saved
 
 
-def test_a_grid_of_symbolic_extent_is_refused_naming_it():
+def _ceildiv_schedule(block_tag="blockIdx.x", thread_tag="threadIdx.x"):
+    """``range(n)`` split by 256: ceildiv(n, 256) blocks of 256 threads, the tail guarded."""
     sch = Schedule(add)
-    bx, tx = sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 256])
-    sch.bind(bx, "blockIdx.x")
-    sch.bind(tx, "threadIdx.x")
-    with pytest.raises(CodegenError, match=r"loop 'i_0' bound to blockIdx.x has extent "
+    outer, inner = sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 256])
+    sch.bind(outer, block_tag)
+    sch.bind(inner, thread_tag)
+    return sch.mod
+
+
+def test_a_grid_of_ceildiv_n_blocks_lowers_prints_and_guards_the_tail():
+    lowered = lower_gpu(_ceildiv_schedule(), "cuda")
+    text = lowered["main_kernel0"].script()
+    assert 'T.thread_binding((n + T.int64(255)) // T.int64(256), thread="blockIdx.x")' in text
+    assert "< n:" in text
+    cuda = tvm.build(_ceildiv_schedule(), target="cuda").imported_modules[0].get_source()
+    assert "__launch_bounds__(256)" in cuda and "int64_t n) {" in cuda and "< n)" in cuda
+    ptx = ptx_source(lowered, "cuda")
+    assert ".maxntid 256, 1, 1" in ptx and "%ctaid.x" in ptx
+
+
+def test_a_ceildiv_grid_runs_several_lengths_on_the_simulated_gpu():
+    rt_mod = tvm.build(_ceildiv_schedule(), target="cuda")
+    # n = 0 is an empty grid: nothing runs, nothing is counted.
+    for n, seed in ((1000, 0), (37, 1), (512, 2), (0, 3)):
+        _run(rt_mod, n, seed)
+    assert rt_mod.profile("main", *_arrays(300))["main_kernel0"].grid == (2, 1, 1)
+
+
+def test_the_device_backend_computes_the_grid_at_launch(monkeypatch):
+    lowered = lower_gpu(_ceildiv_schedule(), "cuda")
+    saved = list(device_module._backend)
+    fake = FakeCUDADriver(simulated_kernels(build_gpu(lowered, "cuda", backend="sim")))
+    cuda_driver.use_driver(fake)
+    monkeypatch.setenv("MLCBENCH_GPU", "cuda")
+    device_module._backend.clear()
+    try:
+        rt_mod = build_gpu(lowered, "cuda")
+        for n, seed in ((1000, 3), (5, 4), (0, 5)):
+            _run(rt_mod, n, seed)
+        # The fake refuses any grid other than the kernel's own for these arguments;
+        # an empty grid (n = 0) is not launched (CUDA refuses one).
+        assert fake.launches == [("main_kernel0", (4, 1, 1), (256, 1, 1)),
+                                 ("main_kernel0", (1, 1, 1), (256, 1, 1))]
+    finally:
+        cuda_driver.use_driver(None)
+        device_module._backend[:] = saved
+
+
+def test_a_thread_extent_of_n_is_refused_naming_it():
+    with pytest.raises(CodegenError, match=r"loop 'i_0' bound to threadIdx.x has extent "
                                            r"\(n \+ T.int64\(255\)\) // T.int64\(256\)"):
-        tvm.build(sch.mod, target="cuda")
+        tvm.build(_ceildiv_schedule("threadIdx.x", "blockIdx.x"), target="cuda")
