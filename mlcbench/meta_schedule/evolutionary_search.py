@@ -13,7 +13,8 @@ Each round, as in TVM (and Ansor):
    share ``eps_greedy`` of random samples, so a misled model cannot starve the search.
 
 A program (structural hash of the post-processed module) measured before, in this run
-or in the database, is never picked again.
+or in the database, is never picked again; nor is one whose unrolled body exceeds the
+target's statement limit (:mod:`.code_size`), which the builder would refuse.
 
 >>> strategy = EvolutionarySearch(population_size=64, genetic_num_iters=2)
 """
@@ -26,6 +27,7 @@ import numpy as np
 from ..ir.errors import MLCBenchError, TuningError
 from ..ir.structural import structural_hash
 from ..tir.schedule import Schedule, Trace
+from .code_size import statement_limit, unrolled_statements
 from .search_strategy import MeasureCandidate, SearchStrategy, replay_with_new_decisions
 
 __all__ = ["EvolutionarySearch"]
@@ -148,9 +150,14 @@ class EvolutionarySearch(SearchStrategy):
     def _finish(self, sch: Schedule) -> _Individual | None:
         """Post-process ``sch`` (whose trace has no post-processing yet)."""
         trace = sch.trace
-        if self._postprocess(sch) is None:
+        if self._postprocess(sch) is None or self._too_large(sch.mod):
             return None
         return _Individual(sch, trace, structural_hash(sch.mod))
+
+    def _too_large(self, mod) -> bool:
+        """Over the builder's statement limit: a wasted trial, so never a candidate."""
+        target = self._context.target
+        return target is not None and unrolled_statements(mod) > statement_limit(target)
 
     # -- evolution ----------------------------------------------------------------------
     def _evolve(self, population: list[_Individual], count: int) -> list[_Individual]:
