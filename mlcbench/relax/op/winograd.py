@@ -5,13 +5,21 @@ constant becomes :func:`~mlcbench.topi.nn.conv2d_winograd_nchw` (F(4x4, 3x3)); t
 weight's transform is a loop nest reading only the weight, which PrepackWeights runs
 once at build time, so no kernel transforms the weight per call.
 
-Rule (:func:`winograd_tile_size`), from ``benchmarks/winograd.py`` on one Zen 1 thread
-against the direct convolution's default schedule: Winograd pays where the image is
-large enough for its tiles and there are enough channels for the batched products to
-amortize the transforms. 128x28x28: 2.0x faster than onnxruntime's direct convolution;
-64x56x56: 1.24x; 256x14x14: 1.04x (about even with the direct schedule); so Winograd
-is used where ``out_h, out_w >= 14`` and ``16 <= in_c <= 256``; 7x7 images (a 4x4 tile
-would be half padding) and wider layers keep the direct convolution.
+Rule (:func:`winograd_tile_size`), from each layer shape built alone (conv2d + relu,
+constant weight) on one Zen 1 thread, direct default schedule -> Winograd, in ms
+(in_c x out_c at size)::
+
+    64x64 @56  10.5 -> 6.8     128x128 @28  10.5 -> 7.7    256x256 @14  10.5 -> 7.8
+    512x512 @7  13.8 -> 7.5    512x512 @14  44.3 -> 17.8   512x512 @28  195 -> 62
+    256x256 @56  172 -> 45     128x128 @112  128 -> 100    64x192 @56   19.0 -> 10.1
+    96x128 @28  4.6 -> 2.7     32x64 @14   0.27 -> 0.16    128x32 @14  0.45 -> 0.29
+    128x32 @56  6.5 -> 9.2     128x32 @28  1.6 -> 2.5      128x32 @7   0.12 -> 0.13
+    160x320 @7  1.2 -> 2.0
+
+Winograd pays with at least 64 output channels (fewer leave the batched products too
+small to amortize the transforms: DenseNet's 128 -> 32 layers lose) and an output of
+at least 14x14; a 7x7 output (a 4x4 tile is then more than half padding) only with at
+least 256 input channels.
 
 Turn it off with the PassContext config ``relax.conv2d.winograd`` (default True)::
 
@@ -25,8 +33,10 @@ from ...tir.expr import IntImm
 from ..expr import Constant
 
 WINOGRAD_CONFIG = "relax.conv2d.winograd"
+MIN_OUT_CHANNELS = 64
 MIN_OUT_SIZE = 14
-MIN_CHANNELS, MAX_CHANNELS = 16, 256
+# Below MIN_OUT_SIZE (down to 7) only this many input channels pay for the transforms.
+SMALL_OUT_SIZE, SMALL_OUT_IN_CHANNELS = 7, 256
 TILE_SIZE = 4
 # The batched product's tile count is rounded up to whole vectors of this many tiles.
 TILE_MULTIPLE = 8
@@ -54,6 +64,9 @@ def winograd_tile_size(call) -> int | None:
     wshape, out = _static(weight.struct_info.dims), _static(call.struct_info.dims)
     if wshape is None or out is None or wshape[2:] != (3, 3):
         return None
-    if min(out[2:]) < MIN_OUT_SIZE or not MIN_CHANNELS <= wshape[1] <= MAX_CHANNELS:
+    size = min(out[2:])
+    if wshape[0] < MIN_OUT_CHANNELS or size < SMALL_OUT_SIZE:
+        return None
+    if size < MIN_OUT_SIZE and wshape[1] < SMALL_OUT_IN_CHANNELS:
         return None
     return TILE_SIZE

@@ -16,7 +16,7 @@ from mlcbench.tir.functor import post_order_visit
 from mlcbench.topi.testing import conv2d_nchw_python
 
 TARGET = Target("llvm -mcpu=znver3")
-SHAPE, CHANNELS = (1, 16, 14, 14), 16
+SHAPE, CHANNELS = (1, 16, 14, 14), 64
 
 
 def _module(data_shape, weight):
