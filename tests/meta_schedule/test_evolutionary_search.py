@@ -123,3 +123,25 @@ def test_tune_tir_runs_the_evolutionary_search_by_default(tmp_path):
 def test_bad_parameters_are_refused():
     with pytest.raises(TuningError, match="eps_greedy, init_measured_ratio in"):
         EvolutionarySearch(eps_greedy=1.5)
+
+
+def vectorized_mm(sch):
+    """The stochastic matmul schedule with its innermost loop vectorized: the sampled j
+    tile decides how many statements the body holds."""
+    stochastic_schedule_mm(sch)
+    sch.vectorize(sch.get_loops(sch.get_block("C_update", func_name="main"))[-1])
+    return sch
+
+
+def test_programs_over_the_statement_limit_are_never_candidates(monkeypatch):
+    from mlcbench.meta_schedule import evolutionary_search
+    from mlcbench.meta_schedule.code_size import unrolled_statements
+
+    def sizes():
+        strategy = EvolutionarySearch(population_size=16, genetic_num_iters=1)
+        return [unrolled_statements(c.sch.mod)
+                for c in _first_round(_context(strategy, space=vectorized_mm))]
+    assert max(sizes()) > 8
+    monkeypatch.setattr(evolutionary_search, "statement_limit", lambda target: 8)
+    limited = sizes()
+    assert limited and max(limited) <= 8
