@@ -114,6 +114,8 @@ class WorkerPool:
                  spares: int = 0):
         if max_workers < 1:
             raise TuningError(f"WorkerPool: max_workers must be at least 1, found {max_workers}")
+        if spares < 0:
+            raise TuningError(f"WorkerPool: spares must be at least 0, found {spares}")
         self.max_workers, self.timeout_sec, self.spares = max_workers, timeout_sec, spares
         self._idle: list[_Worker] = []
         self._spare: list[_Worker] = []      # started, perhaps still importing
