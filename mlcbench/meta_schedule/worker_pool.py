@@ -203,6 +203,9 @@ class WorkerPool:
         needed = count - len(self._idle)
         # Spares first: they have (mostly) done their imports already.
         fresh = [self._spare.pop(0) for _ in range(min(needed, len(self._spare)))]
+        for spare in fresh:
+            # Needed now: a spare still importing at idle priority would starve on a busy host.
+            _normal_priority(spare.process.pid)
         # All started before any is waited for: their start-ups overlap.
         fresh += [_Worker(list(sys.path)) for _ in range(needed - len(fresh))]
         while len(self._spare) < self.spares:
@@ -267,11 +270,11 @@ _WORKER_PRELUDE = (
     "    except OSError: pass\n")
 
 
-def _normal_priority() -> None:
-    """Back from idle priority once the imports are done: measurements run at normal
+def _normal_priority(pid: int = 0) -> None:
+    """Process ``pid`` (0: this one) back from idle priority: measurements run at normal
     priority (Linux lets a process leave SCHED_IDLE for SCHED_OTHER at nice 0)."""
     try:
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        os.sched_setscheduler(pid, os.SCHED_OTHER, os.sched_param(0))
     except (OSError, AttributeError):
         pass
 
@@ -291,7 +294,7 @@ def _die_with_parent(parent_pid: int) -> None:
 def _serve(recv_fd: int, send_fd: int, parent_pid: int, background: int = 0) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent_pid)
-    if background:
+    if background:              # the imports are done
         _normal_priority()
     recv_conn, send_conn = Connection(recv_fd, writable=False), Connection(send_fd,
                                                                            readable=False)
