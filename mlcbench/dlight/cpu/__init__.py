@@ -9,9 +9,10 @@ from .fallback import Fallback
 
 
 def default_rules() -> list:
-    """Matmul, Winograd, Conv2D, WindowReduction, Reduction, Elementwise, then Fallback
-    (which always applies)."""
-    return [Matmul(), Winograd(), Conv2D(), WindowReduction(), Reduction(), Elementwise(), Fallback()]
+    """Winograd, Matmul, Conv2D, WindowReduction, Reduction, Elementwise, then Fallback
+    (which always applies). Winograd is first: it recognises its kernels by their stage
+    names at once, where Matmul's analysis of them took most of their build time."""
+    return [Winograd(), Matmul(), Conv2D(), WindowReduction(), Reduction(), Elementwise(), Fallback()]
 
 
 __all__ = ["Matmul", "Winograd", "Conv2D", "WindowReduction", "Reduction", "Elementwise", "Fallback", "default_rules"]
