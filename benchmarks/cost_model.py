@@ -49,7 +49,7 @@ from mlcbench.meta_schedule.builder import BuilderInput, LocalBuilder, remove_ar
 from mlcbench.meta_schedule.cost_model import RandomModel
 from mlcbench.meta_schedule.feature_extractor import PerStoreFeature
 from mlcbench.meta_schedule.postproc.postproc import apply_postprocs
-from mlcbench.meta_schedule.runner import entry_function_name
+from mlcbench.meta_schedule.runner_worker import entry_function_name
 from mlcbench.meta_schedule.space_generator import PostOrderApply
 from mlcbench.meta_schedule.xgb_model import XGBConfig, XGBModel
 from mlcbench.runtime import load_module

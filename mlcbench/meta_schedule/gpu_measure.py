@@ -31,7 +31,8 @@ import numpy as np
 
 from .arg_info import ArgInfo
 from .builder import LocalBuilder, remove_artifact
-from .runner import Runner, RunnerFuture, RunnerResult, random_array
+from .runner import Runner, RunnerFuture, RunnerResult
+from .runner_worker import random_array
 
 __all__ = ["SimulatedGPUBuilder", "SimulatedGPURunner", "build_simulated", "check_best",
            "modeled_profile"]
@@ -78,7 +79,7 @@ def build_simulated(mod, target):
 def build_and_model(mod, target) -> dict:
     """Runs in a builder worker: build ``mod`` for the GPU ``target`` and model one call
     of its entry function on seeded random inputs."""
-    from .runner import entry_function_name
+    from .runner_worker import entry_function_name
     rt_mod = build_simulated(mod, target)
     _, args = device_inputs(mod)
     profile = modeled_profile(rt_mod, entry_function_name(rt_mod), args)
@@ -166,7 +167,7 @@ def _reference_outputs(mod) -> list:
     """Every argument after one call of the unscheduled ``mod`` built for the CPU."""
     from ..runtime import ndarray as nd
     from ..tir.build import build
-    from .runner import entry_function_name
+    from .runner_worker import entry_function_name
     arrays, _ = device_inputs(mod)
     # The reference runs on the CPU: the unscheduled function needs no GPU schedule.
     lib = build(mod, "llvm")
@@ -177,7 +178,7 @@ def _reference_outputs(mod) -> list:
 
 def _mismatch(sch_mod, target, expected, rtol, atol) -> str | None:
     from ..ir.errors import MLCBenchError
-    from .runner import entry_function_name
+    from .runner_worker import entry_function_name
     try:
         rt_mod = build_simulated(sch_mod, target)
         _, args = device_inputs(sch_mod)

@@ -95,7 +95,7 @@ def test_missing_artifact_is_an_error(runner):
 
 
 def test_reference_outputs_are_kept_beside_the_reference_for_the_next_worker(monkeypatch):
-    from mlcbench.meta_schedule import runner as runner_module
+    from mlcbench.meta_schedule import runner_worker as runner_module
     reference = _library(fill_kernel)
     monkeypatch.setattr(runner_module, "_REFERENCES", {})
     first = runner_module._reference_outputs(reference, ARGS_4)
