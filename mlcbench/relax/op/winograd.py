@@ -21,10 +21,15 @@ small to amortize the transforms: DenseNet's 128 -> 32 layers lose) and an outpu
 at least 14x14; a 7x7 output (a 4x4 tile is then more than half padding) only with at
 least 256 input channels.
 
-Turn it off with the PassContext config ``relax.conv2d.winograd`` (default True)::
+It is off by default and turned on with the PassContext config ``relax.conv2d.winograd``::
 
-    with mlcbench.ir.transform.PassContext(config={"relax.conv2d.winograd": False}):
+    with mlcbench.ir.transform.PassContext(config={"relax.conv2d.winograd": True}):
         ex = relax.build(mod, "llvm")
+
+Off by default because each Winograd kernel takes seconds to build: ResNet-50 from the
+onnx wheel builds in 14 s cold without it and 33 s with it (2-core Zen 1, busy), for
+1.09x onnxruntime's latency instead of 1.17x; VGG19 runs at 0.53x onnxruntime's time
+with it instead of 1.17x (``benchmarks/models.py``, one thread, CPU time).
 """
 from __future__ import annotations
 
@@ -50,7 +55,7 @@ def _static(dims) -> tuple | None:
 
 def winograd_tile_size(call) -> int | None:
     """The Winograd tile size for this conv2d call, or None for the direct convolution."""
-    if not PassContext.current().config.get(WINOGRAD_CONFIG, True):
+    if not PassContext.current().config.get(WINOGRAD_CONFIG, False):
         return None
     data, weight = call.args
     a = call.attrs

@@ -1,7 +1,7 @@
 """relax.nn.conv2d legalized to Winograd: a 3x3 stride-1 convolution with a constant
 weight builds to the Winograd stages, matches numpy, has its weight transformed at
-build time (a constant of the built module, no kernel transforms it per call), and the
-``relax.conv2d.winograd`` config turns it off."""
+build time (a constant of the built module, no kernel transforms it per call), when the
+``relax.conv2d.winograd`` config turns it on; by default the convolution stays direct."""
 import numpy as np
 
 import mlcbench as tvm
@@ -59,7 +59,8 @@ def _inputs(seed=0):
 
 def test_winograd_conv2d_with_constant_weight_matches_numpy_and_prepacks_the_weight():
     data, weight, expected = _inputs()
-    mod = _prepacked(_module(SHAPE, weight))
+    with PassContext(config={WINOGRAD_CONFIG: True}):
+        mod = _prepacked(_module(SHAPE, weight))
     names = _block_names(mod)
     assert {"bgemm_init", "data_pack", "inverse"} <= names
     # The weight's transform left the kernel: it ran at build time.
@@ -83,11 +84,13 @@ def _constants(func) -> list:
     return found
 
 
-def test_winograd_off_gives_the_direct_convolution():
+def test_by_default_and_off_the_convolution_stays_direct():
     data, weight, expected = _inputs(1)
-    with PassContext(config={WINOGRAD_CONFIG: False}):
-        mod = _prepacked(_module(SHAPE, weight))
+    mod = _prepacked(_module(SHAPE, weight))
     assert not any(n.startswith("bgemm") for n in _block_names(mod))
+    with PassContext(config={WINOGRAD_CONFIG: False}):
+        assert not any(n.startswith("bgemm")
+                       for n in _block_names(relax.get_pipeline("zero")(_module(SHAPE, weight))))
     np.testing.assert_allclose(_run(mod, data), expected, rtol=1e-4, atol=1e-4)
 
 
@@ -99,5 +102,6 @@ def test_a_weight_that_is_an_argument_keeps_the_direct_convolution():
         with bb.dataflow():
             gv = bb.emit_output(op.nn.conv2d(x, w, padding=1))
         bb.emit_func_output(gv)
-    names = _block_names(relax.get_pipeline("zero")(bb.get()))
+    with PassContext(config={WINOGRAD_CONFIG: True}):
+        names = _block_names(relax.get_pipeline("zero")(bb.get()))
     assert "conv2d_nchw" in names and "bgemm" not in names
