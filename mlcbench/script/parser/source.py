@@ -19,10 +19,21 @@ from ...ir.span import Span
 # thread: two threads parsing at once can fail with "SystemError: AST constructor
 # recursion depth mismatch" (seen with tuning threads beside a database load).
 PARSE_LOCK = threading.Lock()
+# Code outside mlcbench parses without the lock (dask's config reads environment values
+# with ast.literal_eval in its scheduler thread); each parse starts from a fresh depth, so
+# a parse that met one is tried again.
+PARSE_ATTEMPTS = 4
 
 
 def parse_python(text: str, mode: str = "exec") -> ast.AST:
     """``ast.parse(text, mode=mode)``, one thread at a time (see ``PARSE_LOCK``)."""
+    for _ in range(PARSE_ATTEMPTS - 1):
+        try:
+            with PARSE_LOCK:
+                return ast.parse(text, mode=mode)
+        except SystemError as err:
+            if "recursion depth mismatch" not in str(err):
+                raise
     with PARSE_LOCK:
         return ast.parse(text, mode=mode)
 
