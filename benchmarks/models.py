@@ -18,6 +18,9 @@ models. The cache directory is a temporary one, removed at the end.
 ``--cpu-time`` (with ``OMP_NUM_THREADS=1``) times the calling thread's CPU seconds
 instead of wall seconds, for a machine that other processes keep busy.
 
+``--winograd`` builds with ``relax.conv2d.winograd=True`` (Winograd 3x3 convolutions where
+they pay, see ``mlcbench/relax/op/winograd.py``), the compile and latency columns alike.
+
 ``--latency-only`` skips the compile columns and builds with the usual kernel cache
 (``MLCBENCH_CACHE_DIR`` or the default), so comparing schedules on the large models does
 not rebuild them cold. With ``OMP_NUM_THREADS`` set (the threads of our parallel
@@ -40,6 +43,7 @@ import numpy as np
 
 import mlcbench
 from mlcbench import relax
+from mlcbench.ir.transform import PassContext
 from mlcbench.relax.frontend.onnx import from_onnx
 from mlcbench.relay.testing import light_model_case
 from mlcbench.target import Target
@@ -51,7 +55,12 @@ MODELS = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "vgg19", "ince
           "inception_v2", "resnet50", "densenet121")
 
 
-def measure_build(name: str) -> dict:
+def build_options(winograd: bool) -> PassContext:
+    """The PassContext of every build: Winograd convolutions only with ``--winograd``."""
+    return PassContext(config={"relax.conv2d.winograd": winograd})
+
+
+def measure_build(name: str, winograd: bool = False) -> dict:
     """In this process: import ``name``, time ``relax.build``, report the peak memory."""
     from mlcbench.codegen import kernel_cache
     from mlcbench.relax import model_cache
@@ -59,7 +68,8 @@ def measure_build(name: str) -> dict:
     start = time.perf_counter()
     mod = from_onnx(model)
     imported, before = time.perf_counter(), os.times()
-    relax.build(mod, "llvm")
+    with build_options(winograd):
+        relax.build(mod, "llvm")
     built, after = time.perf_counter(), os.times()
     cpu = sum(after[:4]) - sum(before[:4])      # this process and its build workers
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # kilobytes on Linux
@@ -68,11 +78,12 @@ def measure_build(name: str) -> dict:
             "cache_hits": kernel_cache.stats()["hits"] + model_cache.stats()["hits"]}
 
 
-def build_in_child(name: str, cache_dir: str) -> dict:
+def build_in_child(name: str, cache_dir: str, winograd: bool = False) -> dict:
     """:func:`measure_build` in a fresh process whose kernel cache is ``cache_dir``."""
     env = dict(os.environ, MLCBENCH_CACHE_DIR=cache_dir)
     env.pop("MLCBENCH_KERNEL_CACHE", None)
-    child = subprocess.run([sys.executable, __file__, "--build-only", name], env=env,
+    child = subprocess.run([sys.executable, __file__, "--build-only", name]
+                           + (["--winograd"] if winograd else []), env=env,
                            capture_output=True, text=True)
     if child.returncode != 0:
         raise SystemExit(f"building {name} failed:\n{child.stderr}")
@@ -93,11 +104,13 @@ def thread_cpu(fn):
     return timer
 
 
-def measure_latency(name: str, rounds: int, cpu_time: bool = False) -> dict:
+def measure_latency(name: str, rounds: int, cpu_time: bool = False,
+                    winograd: bool = False) -> dict:
     import onnxruntime as ort
     model, inputs, stored = light_model_case(name)
     (input_name, data), = inputs.items()
-    ex = relax.build(from_onnx(model), "llvm")
+    with build_options(winograd):
+        ex = relax.build(from_onnx(model), "llvm")
     vm = relax.VirtualMachine(ex, mlcbench.cpu())
     x = mlcbench.nd.array(data)
     ours = vm["main"](x).numpy()
@@ -117,12 +130,12 @@ def measure_latency(name: str, rounds: int, cpu_time: bool = False) -> dict:
 
 
 def measure(name: str, rounds: int, compile_only: bool, latency_only: bool = False,
-            cpu_time: bool = False) -> dict:
+            cpu_time: bool = False, winograd: bool = False) -> dict:
     if latency_only:
-        return measure_latency(name, rounds, cpu_time)
+        return measure_latency(name, rounds, cpu_time, winograd)
     with tempfile.TemporaryDirectory(prefix="mlcbench-kernel-cache-") as cache_dir:
-        cold = build_in_child(name, cache_dir)
-        cached = build_in_child(name, cache_dir)
+        cold = build_in_child(name, cache_dir, winograd)
+        cached = build_in_child(name, cache_dir, winograd)
         if cached["cache_hits"] == 0:
             print(f"  ({name}: the second build found nothing in the cache; was the source "
                   "edited meanwhile?)", file=sys.stderr)
@@ -131,7 +144,7 @@ def measure(name: str, rounds: int, compile_only: bool, latency_only: bool = Fal
                   "peak_mb": cold["peak_mb"]}
         if not compile_only:
             os.environ["MLCBENCH_CACHE_DIR"] = cache_dir
-            result.update(measure_latency(name, rounds, cpu_time))
+            result.update(measure_latency(name, rounds, cpu_time, winograd))
     return result
 
 
@@ -157,13 +170,15 @@ def main() -> None:
     parser.add_argument("--cpu-time", action="store_true",
                         help="latency as the calling thread's CPU time (a busy machine; "
                              "only with OMP_NUM_THREADS=1)")
+    parser.add_argument("--winograd", action="store_true",
+                        help="build with relax.conv2d.winograd=True (Winograd 3x3 convolutions)")
     parser.add_argument("--build-only", metavar="MODEL", choices=MODELS,
                         help=argparse.SUPPRESS)   # the child process of the compile columns
     args = parser.parse_args()
     if args.cpu_time and os.environ.get("OMP_NUM_THREADS") != "1":
         parser.error("--cpu-time counts the calling thread only: set OMP_NUM_THREADS=1")
     if args.build_only:
-        print(json.dumps(measure_build(args.build_only)))
+        print(json.dumps(measure_build(args.build_only, args.winograd)))
         return
     host = Target("llvm")
     print(f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits, "
@@ -177,7 +192,7 @@ def main() -> None:
     print(header)
     for name in args.models:
         print_row(name, measure(name, args.rounds, args.compile_only, args.latency_only,
-                                args.cpu_time))
+                                args.cpu_time, args.winograd))
     if not args.latency_only:
         print("cold s / cached s = relax.build with an empty kernel cache / in a second process "
               "with the first one's cache, in wall seconds; cold cpu / cch cpu = the same "
