@@ -92,19 +92,7 @@ class CUDAHostFunction(HostFunction):
         super().__init__(name, func, launches, allocations, kernels)
         self._scratch: list = []     # the global allocations, made on the first call
 
-    def bind(self, args) -> dict:
-        params = self.func.params
-        if len(args) != len(params):
-            names = ", ".join(self._param_name(p) for p in params)
-            raise ArgumentValueError(f"{self.name}: expected {len(params)} arguments "
-                                     f"({names}), found {len(args)}")
-        env = {}
-        for param, arg in zip(params, args):
-            buffer = self.func.buffer_map.get(param)
-            if buffer is None:
-                env[param] = arg
-                continue
-            env[param] = env[buffer.data] = self._device_array(param, arg)
+    def _bind_intermediates(self, env: dict) -> None:
         # Global memory between kernels, reused by every call: calls queue on one stream,
         # so a call's kernels never overlap the previous call's.
         if len(self._scratch) != len(self.allocations):
@@ -113,7 +101,6 @@ class CUDAHostFunction(HostFunction):
                              for buffer in self.allocations]
         for buffer, array in zip(self.allocations, self._scratch):
             env[buffer.data] = array
-        return env
 
     def _device_array(self, param, arg):
         super()._device_array(param, arg)        # kind, device, dtype and shape

@@ -84,7 +84,13 @@ class HostFunction:
         self.launches, self.allocations, self.kernels = launches, allocations, kernels
 
     def bind(self, args) -> dict:
-        """{Var: numpy array or scalar} for the params, checked as TVM checks them."""
+        """{Var: numpy array or scalar} for the params, checked as TVM checks them, and
+        for the global intermediates between kernels."""
+        env = self._bind_params(args)
+        self._bind_intermediates(env)
+        return env
+
+    def _bind_params(self, args) -> dict:
         params = self.func.params
         if len(args) != len(params):
             names = ", ".join(self._param_name(p) for p in params)
@@ -97,11 +103,13 @@ class HostFunction:
                 env[param] = arg
                 continue
             env[param] = env[buffer.data] = self._device_array(param, arg)
+        return env
+
+    def _bind_intermediates(self, env: dict) -> None:
         for buffer in self.allocations:
             shape = tuple(int(d) for d in buffer.shape)
             # Zeroed: an intermediate holds the same values on every call before a kernel writes it.
             env[buffer.data] = np.zeros(shape, dtype=buffer.dtype.to_numpy())
-        return env
 
     def _param_name(self, param) -> str:
         buffer = self.func.buffer_map.get(param)
