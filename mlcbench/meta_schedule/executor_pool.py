@@ -194,9 +194,11 @@ class _DaskBackend:
                        for name, amount in self.resources.items())]
 
     def submit(self, fn, args, avoid):
-        # A retry avoids the workers the call already died on.
+        # A retry prefers the workers the call has not died on. Only a preference: a call
+        # restricted to a worker that dies too would wait for its address forever (a
+        # restarted worker comes back under a new one).
         others = [w for w in self.workers() if w not in avoid] if avoid else None
-        where = dict(workers=others, allow_other_workers=False) if others else {}
+        where = dict(workers=others, allow_other_workers=True) if others else {}
         # pure=False: two equal calls are two measurements, not one cached result.
         return self.client.submit(fn, *args, pure=False, resources=self.resources or None,
                                   **where)
