@@ -49,7 +49,7 @@ from mlcbench.relay.testing import light_model_case
 from mlcbench.target import Target
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # the sibling timing.py
-from timing import call, compare  # noqa: E402
+from timing import call, compare, thread_cpu  # noqa: E402
 
 MODELS = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "vgg19", "inception_v1",
           "inception_v2", "resnet50", "densenet121")
@@ -88,20 +88,6 @@ def build_in_child(name: str, cache_dir: str, winograd: bool = False) -> dict:
     if child.returncode != 0:
         raise SystemExit(f"building {name} failed:\n{child.stderr}")
     return json.loads(child.stdout.splitlines()[-1])
-
-
-def thread_cpu(fn):
-    """A timer of the calling thread's CPU seconds per call of ``fn``: time spent
-    descheduled (other processes on a shared machine) does not count. Only meaningful
-    when both sides run on the calling thread (``OMP_NUM_THREADS=1``)."""
-    def timer(min_repeat_ms: float) -> float:
-        fn()
-        calls, start, cpu = 0, time.perf_counter(), time.thread_time()
-        while calls == 0 or (time.perf_counter() - start) * 1e3 < min_repeat_ms:
-            fn()
-            calls += 1
-        return (time.thread_time() - cpu) / calls
-    return timer
 
 
 def measure_latency(name: str, rounds: int, cpu_time: bool = False,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads
 
@@ -26,7 +25,7 @@ from mlcbench import dlight, te, topi  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
 from mlcbench.target.target import host_cpu_name  # noqa: E402
 from mlcbench.topi import testing as ref  # noqa: E402
-from timing import call, compare, kernel  # noqa: E402
+from timing import call, compare, thread_cpu, kernel  # noqa: E402
 
 
 def _dense(m, k, n):
@@ -189,20 +188,6 @@ def measure(name, rounds, threads, cpu_time=False):
         contenders["ort"] = (thread_cpu if cpu_time else call)(session)
     best = compare(contenders, rounds)
     return best["ours"], best["numpy"], best.get("ort")
-
-
-def thread_cpu(fn):
-    """A timer of the calling thread's CPU seconds per call of ``fn``: on a machine that
-    other processes keep busy, time spent descheduled does not count. Only meaningful
-    when every contender runs on the calling thread (``--threads 1``)."""
-    def timer(min_repeat_ms: float) -> float:
-        fn()
-        calls, start, cpu = 0, time.perf_counter(), time.thread_time()
-        while calls == 0 or (time.perf_counter() - start) * 1e3 < min_repeat_ms:
-            fn()
-            calls += 1
-        return (time.thread_time() - cpu) / calls
-    return timer
 
 
 def main() -> None:

@@ -23,6 +23,8 @@ runs next (a 1024^3 matmul of ours measured right after numpy's ran at 97 GFLOPS
 """
 from __future__ import annotations
 
+import time
+
 from mlcbench.runtime import timing
 from mlcbench.runtime.timing import Timer, call, kernel  # noqa: F401  (benchmarks use them)
 
@@ -32,3 +34,17 @@ def compare(contenders: dict[str, Timer], rounds: int = 5, min_repeat_ms: float 
     """Best mean seconds per call of each contender over ``rounds`` interleaved rounds."""
     result = timing.compare(contenders, rounds, min_repeat_ms, settle_ms)
     return {name: measured.best for name, measured in result.timings.items()}
+
+
+def thread_cpu(fn) -> Timer:
+    """A timer of the calling thread's CPU seconds per call of ``fn``: on a machine that
+    other processes keep busy, time spent descheduled does not count. Only meaningful
+    when every contender runs on the calling thread (one thread, ``OMP_NUM_THREADS=1``)."""
+    def timer(min_repeat_ms: float) -> float:
+        fn()
+        calls, start, cpu = 0, time.perf_counter(), time.thread_time()
+        while calls == 0 or (time.perf_counter() - start) * 1e3 < min_repeat_ms:
+            fn()
+            calls += 1
+        return (time.thread_time() - cpu) / calls
+    return timer
