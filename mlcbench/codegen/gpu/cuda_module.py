@@ -19,10 +19,9 @@ from ...ir.errors import CodegenError, RuntimeError_
 from ...runtime import cuda_driver
 from ...runtime.benchmark import BenchmarkResult
 from ...runtime.cuda_ndarray import CUDANDArray, cuda_empty
-from ...runtime.device import as_device, cuda, kDLCUDA
+from ...runtime.device import cuda
 from ...runtime.errors import ArgumentTypeError, ArgumentValueError
 from ...runtime.module import TimeEvaluator
-from ...runtime.ndarray import device_or_ctx
 from ...tir import expr as E
 from ..llvm.function import symbolic_shape_vars
 from ..nvptx.entry import check_entry, ptx_entries, ptx_target
@@ -181,14 +180,7 @@ class CUDAModule(GPUModule):
         """TVM's signature: ``repeat`` times, the mean of ``number`` calls timed with CUDA
         events (``number`` grows until a repeat lasts ``min_repeat_ms``), after one call
         that loads the kernels and computes the results."""
-        function = self.get_function(func_name)
-        device = as_device(device_or_ctx(dev, ctx, "time_evaluator"))
-        if device.device_type != kDLCUDA:
-            raise ArgumentValueError(f"time_evaluator: {func_name} runs on cuda(0), found "
-                                     f"{device}")
-        if number < 1 or repeat < 1:
-            raise ArgumentValueError(f"number and repeat must be >= 1, found number={number}, "
-                                     f"repeat={repeat}")
+        function = self._timed_function(func_name, dev, ctx, number, repeat)
 
         def evaluator(*call_args):
             function(*call_args)

@@ -234,14 +234,8 @@ class GPUModule(Module):
         """
         return self.get_function(func_name).run(args, trace=True, execute=run)
 
-    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: float = 0, limit_zero_time_iterations: int = 100,
-                       cooldown_interval_ms: float = 0, repeats_to_cooldown: int = 1,
-                       cache_flush_bytes: int = 0, f_preproc: str = "", *, ctx=None):
-        """TVM's signature; the evaluator runs the function once (so its results are
-        computed) and reports the modeled time of one call, ``repeat`` times. The
-        arguments that shape a measurement (``number``, ``min_repeat_ms``, cooldowns,
-        cache flushes) change nothing in a model and are only checked."""
+    def _timed_function(self, func_name: str, dev, ctx, number: int, repeat: int):
+        """The function ``time_evaluator`` times, its device and counts checked."""
         function = self.get_function(func_name)
         device = as_device(device_or_ctx(dev, ctx, "time_evaluator"))
         if device.device_type != kDLCUDA:
@@ -250,6 +244,17 @@ class GPUModule(Module):
         if number < 1 or repeat < 1:
             raise ArgumentValueError(f"number and repeat must be >= 1, found number={number}, "
                                      f"repeat={repeat}")
+        return function
+
+    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
+                       min_repeat_ms: float = 0, limit_zero_time_iterations: int = 100,
+                       cooldown_interval_ms: float = 0, repeats_to_cooldown: int = 1,
+                       cache_flush_bytes: int = 0, f_preproc: str = "", *, ctx=None):
+        """TVM's signature; the evaluator runs the function once (so its results are
+        computed) and reports the modeled time of one call, ``repeat`` times. The
+        arguments that shape a measurement (``number``, ``min_repeat_ms``, cooldowns,
+        cache flushes) change nothing in a model and are only checked."""
+        function = self._timed_function(func_name, dev, ctx, number, repeat)
 
         def evaluator(*call_args):
             found = function.run(call_args)
