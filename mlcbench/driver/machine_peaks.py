@@ -37,6 +37,7 @@ from ..runtime.machine_peaks import (MachinePeaks, default_cache_path, merged, r
 from ..runtime.ndarray import array
 from ..script import from_source
 from ..target import Target, host_cpu_features, host_cpu_name
+from ..target.target import host_cpu_model
 from .build import build
 
 __all__ = ["MachinePeaks", "cpu_model", "default_cache_path", "machine_key", "machine_peaks",
@@ -46,14 +47,7 @@ __all__ = ["MachinePeaks", "cpu_model", "default_cache_path", "machine_key", "ma
 # -- which machine ------------------------------------------------------------------------
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``), else LLVM's name of the host CPU."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return host_cpu_name()
+    return host_cpu_model()
 
 
 def host_lanes() -> tuple[int, ...]:

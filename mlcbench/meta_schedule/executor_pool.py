@@ -29,7 +29,6 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import os
-import platform
 import socket
 import sys
 import threading
@@ -37,6 +36,7 @@ import time
 import traceback
 
 from ..ir.errors import TuningError
+from ..target.target import host_cpu_model
 from .worker_pool import Outcome, WorkerPool
 
 __all__ = ["ExecutorPool", "as_executor", "is_dask_client", "worker_identity"]
@@ -276,24 +276,8 @@ _LOCAL = threading.local()       # this thread's WorkerPool per time limit
 def worker_identity() -> tuple[str, str]:
     """``(host name, CPU model)`` of the machine this runs on."""
     if not _IDENTITY:
-        _IDENTITY.append((socket.gethostname(), _cpu_model()))
+        _IDENTITY.append((socket.gethostname(), host_cpu_model()))
     return _IDENTITY[0]
-
-
-def _cpu_model() -> str:
-    """The CPU's marketing name from /proc/cpuinfo, else what platform or LLVM say."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    # Where /proc/cpuinfo is missing (macOS), platform or LLVM name the CPU.
-    if platform.processor():
-        return platform.processor()
-    from ..target.target import host_cpu_name
-    return host_cpu_name()
 
 
 def _worker_name() -> str:

@@ -272,6 +272,18 @@ def host_cpu_name() -> str:
     return llvm.get_host_cpu_name()
 
 
+def host_cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else LLVM's name of the host CPU."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return host_cpu_name()
+
+
 @lru_cache(maxsize=None)
 def host_cpu_features() -> frozenset:
     """The features LLVM reports enabled on the host (``{"avx2", "avx512f", "fma", ...}``)."""
