@@ -22,6 +22,15 @@ no per-task one) is therefore turned off while ``map`` waits for its calls, and 
 back as it was when the last ``map`` on that scheduler returns, so that a call is never
 run more than ``retries + 1`` times and other work on a shared cluster keeps Dask's
 resubmission outside tuning batches.
+
+A worker is given only the calls it can run at once (its threads, or fewer where the
+``resources`` run out), the next one as one comes back: Dask counts every call queued
+on a worker that dies as killed by it, and a candidate that kills its worker must not
+take innocent ones down with it.
+
+A batch never waits forever: when no call has come back for ``patience_sec`` (the
+cluster lost every worker with the resources, the scheduler stopped answering), the
+calls still out are cancelled and come back as "timeout" outcomes that say so.
 """
 from __future__ import annotations
 
@@ -57,10 +66,15 @@ class ExecutorPool:
         Run each call in a process of its own on the worker (see the module docstring).
     retries
         How many times a call whose Dask worker died is submitted again elsewhere.
+    patience_sec
+        Seconds the batch waits with no call coming back before it gives up on the calls
+        still out (default: twice ``timeout_sec`` plus two minutes for a worker's restart,
+        or ten minutes without a time limit).
     """
 
     def __init__(self, executor, timeout_sec: float | None = None,
-                 resources: dict | None = None, isolate: bool = True, retries: int = 1):
+                 resources: dict | None = None, isolate: bool = True, retries: int = 1,
+                 patience_sec: float | None = None):
         if is_dask_client(executor):
             self.backend = _DaskBackend(executor, resources)
         elif isinstance(executor, concurrent.futures.Executor):
@@ -70,6 +84,12 @@ class ExecutorPool:
                               f"dask distributed.Client, found {type(executor).__name__}")
         self.executor, self.timeout_sec = executor, timeout_sec
         self.isolate, self.retries = isolate, retries
+        if patience_sec is None:
+            patience_sec = 600.0 if timeout_sec is None else 2 * timeout_sec + 120.0
+        if patience_sec <= 0:
+            raise TuningError(f"ExecutorPool: patience_sec must be positive, found "
+                              f"{patience_sec}")
+        self.patience_sec = patience_sec
         self.lost = 0             # calls submitted again after their worker died
 
     def map(self, fn, arg_tuples) -> list[Outcome]:
@@ -80,13 +100,18 @@ class ExecutorPool:
 
     def _map(self, fn, calls) -> list[Outcome]:
         outcomes: list[Outcome | None] = [None] * len(calls)
-        # All submitted at once: the cluster schedules them; outcomes are put back in order.
-        pending = {self._submit(fn, args): (index, []) for index, args in enumerate(calls)}
+        waiting = list(enumerate(calls))[::-1]        # pop() hands them out in order
+        pending: dict = {}                            # future -> (index, workers died on)
         try:
-            while pending:
-                for future in self.backend.first_done(list(pending)):
+            while waiting or pending:
+                self._submit_what_fits(fn, waiting, pending)
+                done = self.backend.first_done(list(pending), self.patience_sec)
+                if not done:
+                    self._give_up(pending, waiting, outcomes)
+                    break
+                for future in done:
                     index, lost_on = pending.pop(future)
-                    outcome, died_on = self.backend.outcome(future)
+                    outcome, died_on = self.backend.outcome(future, self.patience_sec)
                     # Only a dead worker earns a retry: an error or timeout is the candidate's own.
                     if died_on is not None and len(lost_on) < self.retries:
                         self.lost += 1
@@ -102,6 +127,26 @@ class ExecutorPool:
             raise
         return outcomes
 
+    def _submit_what_fits(self, fn, waiting: list, pending: dict) -> None:
+        """Submit waiting calls while the workers have room for them (one at least when
+        none is out; see the module docstring)."""
+        room = self.backend.capacity() - len(pending)
+        while waiting and (room > 0 or not pending):
+            index, args = waiting.pop()
+            pending[self._submit(fn, args)] = (index, [])
+            room -= 1
+
+    def _give_up(self, pending: dict, waiting: list, outcomes: list) -> None:
+        """No call came back for ``patience_sec``: the calls still out are cancelled,
+        those not submitted yet are not."""
+        self.backend.cancel(list(pending))
+        gone = pending_outcome(self.patience_sec)
+        for index, lost_on in pending.values():
+            outcomes[index] = dataclasses.replace(
+                gone, worker=str(lost_on[-1]) if lost_on else None)
+        for index, _ in waiting:
+            outcomes[index] = gone
+
     def _submit(self, fn, args, avoid=()):
         return self.backend.submit(call_on_worker, (fn, args, self.timeout_sec, self.isolate),
                                    avoid)
@@ -113,6 +158,13 @@ class ExecutorPool:
 
     def shutdown(self) -> None:
         """The executor belongs to the caller: it stays open."""
+
+
+def pending_outcome(patience_sec: float) -> Outcome:
+    """What a call gets when the batch gave up waiting (see ``patience_sec``)."""
+    return Outcome("timeout", message=(
+        f"the executor returned no call for {patience_sec:g} s (patience_sec); this one "
+        f"was cancelled without being measured"))
 
 
 def _lost(workers: list) -> Outcome:
@@ -146,15 +198,18 @@ class _FuturesBackend:
     def holding(self):
         return contextlib.nullcontext()
 
+    def capacity(self) -> float:
+        return float("inf")       # the executor queues them itself
+
     def submit(self, fn, args, avoid):
         return self.executor.submit(fn, *args)
 
-    def first_done(self, futures):
-        done, _ = concurrent.futures.wait(futures,
+    def first_done(self, futures, patience_sec):
+        done, _ = concurrent.futures.wait(futures, timeout=patience_sec,
                                           return_when=concurrent.futures.FIRST_COMPLETED)
         return done
 
-    def outcome(self, future):
+    def outcome(self, future, patience_sec):
         try:
             return future.result(), None
         except concurrent.futures.BrokenExecutor as err:
@@ -188,10 +243,23 @@ class _DaskBackend:
 
     def workers(self) -> list[str]:
         """Addresses of the workers that have every resource a call holds."""
+        return [address for address, slots in self._slots().items() if slots > 0]
+
+    def capacity(self) -> int:
+        """How many calls the workers can run at once."""
+        return sum(self._slots().values())
+
+    def _slots(self) -> dict[str, int]:
+        """``{worker: calls it can run at once}``: its threads, or fewer where the
+        resources a call holds run out first."""
         infos = self.client.scheduler_info(n_workers=-1)["workers"]
-        return [address for address, info in infos.items()
-                if all(info.get("resources", {}).get(name, 0) >= amount
-                       for name, amount in self.resources.items())]
+        slots = {}
+        for address, info in infos.items():
+            have = info.get("resources", {})
+            slots[address] = min([int(info.get("nthreads", 1))]
+                                 + [int(have.get(name, 0) // amount)
+                                    for name, amount in self.resources.items()])
+        return slots
 
     def submit(self, fn, args, avoid):
         # A retry prefers the workers the call has not died on. Only a preference: a call
@@ -203,11 +271,12 @@ class _DaskBackend:
         return self.client.submit(fn, *args, pure=False, resources=self.resources or None,
                                   **where)
 
-    def first_done(self, futures):
+    def first_done(self, futures, patience_sec):
         """The futures that finished, failed or lost their result (the worker holding it
-        died: Dask waits for no one to compute it again)."""
+        died: Dask waits for no one to compute it again); none after ``patience_sec``."""
         from distributed import wait
-        while True:
+        deadline = time.monotonic() + patience_sec
+        while time.monotonic() < deadline:
             lost = [f for f in futures if f.status == "lost"]
             if lost:
                 return lost
@@ -216,16 +285,27 @@ class _DaskBackend:
                 return wait(futures, timeout=1.0, return_when="FIRST_COMPLETED").done
             except TimeoutError:
                 continue
+        return set()
 
-    def outcome(self, future):
+    def outcome(self, future, patience_sec):
+        try:
+            return self._read(future, patience_sec)
+        finally:
+            # Released once read: a result left on a worker that dies later would be
+            # computed again behind our back (a second measurement nobody reads).
+            self.client.cancel([future])
+
+    def _read(self, future, patience_sec):
         from distributed import KilledWorker
-        while future.status == "finished":
+        deadline = time.monotonic() + patience_sec
+        while future.status == "finished" and time.monotonic() < deadline:
             try:
                 return future.result(timeout=1.0), None
             except TimeoutError:
                 continue        # the fetch waits while the result is lost: look again
+        if future.status == "finished":       # a result that never arrived
+            return None, "a worker whose result never arrived"
         if future.status != "error":          # lost, cancelled, or pending once more
-            self.client.cancel([future])      # not computed again behind our back
             return None, "a worker that lost the result"
         error = future.exception()
         if isinstance(error, KilledWorker):

@@ -2,6 +2,8 @@
 LocalCluster of two worker processes on loopback, each with the resource measure=1."""
 import concurrent.futures
 import json
+import operator
+import time
 
 import pytest
 
@@ -24,13 +26,18 @@ FAST = EvaluatorConfig(number=2, repeat=2, min_repeat_ms=0)
 TARGET = "llvm --num-cores=1"
 
 
-@pytest.fixture(scope="module")
-def client():
+def _cluster_client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   resources={"measure": 1}, dashboard_address=":0",
                                   host="127.0.0.1") as cluster:
         with distributed.Client(cluster) as client:
             yield client
+
+
+client = pytest.fixture(scope="module")(_cluster_client)
+# A cluster of its own for the test that kills workers: Dask's nanny does not restart a
+# worker that dies while it is still starting, so the other tests' cluster is spared.
+killable_client = pytest.fixture(scope="function")(_cluster_client)
 
 
 def _tune(tmp_path, name, builder, runner, space=stochastic_schedule_mm, trials=4,
@@ -64,21 +71,28 @@ def test_the_cluster_gives_records_of_the_same_kind_as_local_tuning(client, tmp_
     assert {c.worker for r in _ROUNDS for c in r.candidates} <= workers
 
 
-def _sometimes_aborting(sch):
-    """The stochastic matmul, or (one time in three) a program that aborts its process."""
-    if sch.get(sch.sample_categorical([0, 1], [0.67, 0.33])):
+_SAMPLED = []
+
+
+def _second_one_aborts(sch):
+    """The stochastic matmul, except the second program sampled, which aborts its process."""
+    _SAMPLED.append(None)
+    if len(_SAMPLED) == 2:
         return tir.Schedule(IRModule({"main": aborting_matmul}))
     return stochastic_schedule_mm(sch)
 
 
-def test_a_worker_killed_mid_run_is_recovered_from(client, tmp_path):
-    # not isolated: a candidate that aborts takes its Dask worker down with it
+def test_a_worker_killed_mid_run_is_recovered_from(killable_client, tmp_path):
+    client = killable_client
+    # not isolated: the candidate that aborts takes its Dask worker down with it, twice
     runner = DaskRunner(client, evaluator_config=FAST, isolate=False, check_correctness=False)
-    records = _tune(tmp_path, "killed", client, runner, space=_sometimes_aborting, trials=6,
+    _SAMPLED.clear()
+    records = _tune(tmp_path, "killed", client, runner, space=_second_one_aborts, trials=6,
                     strategy="replay-func")
-    client.wait_for_workers(2)
     lost = [r for r in records if not r.is_valid]
-    assert len(records) == 6 and 0 < len(lost) < 6
+    # only the aborting program: no other call was queued on the workers it killed
+    assert len(records) == 6 and len(lost) == 1
+    assert "sample_perfect_tile" not in _kinds(lost[0])
     assert runner.pool.lost >= len(lost)                # each was submitted again once
     for record in lost:
         assert "the worker died while running it, 2 times" in record.error_msg
@@ -105,6 +119,23 @@ def test_the_schedulers_resubmission_is_off_only_while_a_batch_runs(client):
     assert outcome.ok, outcome.message
     assert before > 0 and outcome.value == 0
     assert client.run_on_scheduler(_allowed_failures) == before
+
+
+def test_a_call_no_worker_can_take_comes_back_as_a_timeout_not_a_hang(client):
+    # no worker has the resource "gpu": the scheduler keeps the call waiting for one
+    pool = ms.runner.ExecutorPool(client, resources={"gpu": 1}, isolate=False,
+                                  patience_sec=2)
+    (outcome,) = pool.map(operator.add, [(1, 2)])
+    assert outcome.status == "timeout" and "patience_sec" in outcome.message
+    # cancelled: the scheduler lets go of the waiting call
+    deadline = time.monotonic() + 10
+    while client.run_on_scheduler(_tasks_waiting_for_a_worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert client.run_on_scheduler(_tasks_waiting_for_a_worker) == 0
+
+
+def _tasks_waiting_for_a_worker(dask_scheduler=None):
+    return len(dask_scheduler.unrunnable)
 
 
 def _fill_input(builder) -> RunnerInput:
