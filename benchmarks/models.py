@@ -3,7 +3,7 @@ DenseNet-121, Inception v1 and v2, ShuffleNet, ZFNet-512) through ``from_onnx``,
 ``relax.build`` (default schedules, untuned) and the VM, against onnxruntime.
 
 Run: ``python benchmarks/models.py [--models squeezenet resnet50] [--rounds 3]
-[--compile-only | --latency-only]``.
+[--compile-only | --latency-only] [--tune-trials N [--tune-dir DIR]]``.
 
 Per model: import seconds; ``relax.build`` seconds cold (an empty kernel cache) and from
 the cache (a second process, same cache directory: the model cache's entry, see
@@ -20,6 +20,12 @@ instead of wall seconds, for a machine that other processes keep busy.
 
 ``--winograd`` builds with ``relax.conv2d.winograd=True`` (Winograd 3x3 convolutions where
 they pay, see ``mlcbench/relax/op/winograd.py``), the compile and latency columns alike.
+
+``--tune-trials N`` also tunes the model's kernels (``meta_schedule.tune_relax``, one budget
+of N trials shared by the gradient task scheduler, 16 per round) and times the build with
+each kernel's best record (``compile_relax``) beside the untuned one and onnxruntime, in
+the same interleaved rounds. ``--tune-dir`` keeps the tuning database (one folder per
+model); ``--tune-trials 0`` with it times the records already there without tuning.
 
 ``--latency-only`` skips the compile columns and builds with the usual kernel cache
 (``MLCBENCH_CACHE_DIR`` or the default), so comparing schedules on the large models does
@@ -90,47 +96,68 @@ def build_in_child(name: str, cache_dir: str, winograd: bool = False) -> dict:
     return json.loads(child.stdout.splitlines()[-1])
 
 
-def measure_latency(name: str, rounds: int, cpu_time: bool = False,
-                    winograd: bool = False) -> dict:
+def measure_latency(name: str, args) -> dict:
     import onnxruntime as ort
     model, inputs, stored = light_model_case(name)
     (input_name, data), = inputs.items()
-    with build_options(winograd):
-        ex = relax.build(from_onnx(model), "llvm")
-    vm = relax.VirtualMachine(ex, mlcbench.cpu())
+    mod = from_onnx(model)
+    with build_options(args.winograd):
+        ex = relax.build(mod, "llvm")
+        tuned = tuned_build(name, mod, args)
     x = mlcbench.nd.array(data)
-    ours = vm["main"](x).numpy()
+    vms = {"mlcbench": relax.VirtualMachine(ex, mlcbench.cpu())}
+    if tuned is not None:
+        vms["tuned"] = relax.VirtualMachine(tuned, mlcbench.cpu())
+    outputs = {label: vm["main"](x).numpy() for label, vm in vms.items()}
     options = ort.SessionOptions()
     if os.environ.get("OMP_NUM_THREADS"):      # our kernels' thread count: the same cores
         options.intra_op_num_threads = int(os.environ["OMP_NUM_THREADS"])
     session = ort.InferenceSession(model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     theirs = session.run(None, {input_name: data})[0]
-    timer = thread_cpu if cpu_time else call
-    best = compare({"mlcbench": timer(lambda: vm["main"](x)),
-                    "onnxruntime": timer(lambda: session.run(None, {input_name: data}))},
-                   rounds=rounds, min_repeat_ms=200)
-    return {"ours_ms": best["mlcbench"] * 1e3, "ort_ms": best["onnxruntime"] * 1e3,
-            "err_stored": float(np.abs(ours - stored).max()),
-            "err_ort": float(np.abs(ours - theirs).max())}
+    timer = thread_cpu if args.cpu_time else call
+    callables = {label: timer(lambda vm=vm: vm["main"](x)) for label, vm in vms.items()}
+    callables["onnxruntime"] = timer(lambda: session.run(None, {input_name: data}))
+    best = compare(callables, rounds=args.rounds, min_repeat_ms=200)
+    result = {"ours_ms": best["mlcbench"] * 1e3, "ort_ms": best["onnxruntime"] * 1e3,
+              "err_stored": max(float(np.abs(o - stored).max()) for o in outputs.values()),
+              "err_ort": max(float(np.abs(o - theirs).max()) for o in outputs.values())}
+    if tuned is not None:
+        result["tuned_ms"] = best["tuned"] * 1e3
+    return result
 
 
-def measure(name: str, rounds: int, compile_only: bool, latency_only: bool = False,
-            cpu_time: bool = False, winograd: bool = False) -> dict:
-    if latency_only:
-        return measure_latency(name, rounds, cpu_time, winograd)
+def tuned_build(name: str, mod, args):
+    """The model built with its kernels' best tuning records (None without tuning)."""
+    if not args.tune_trials and not args.tune_dir:
+        return None
+    from mlcbench import meta_schedule as ms
+    target = Target("llvm")
+    with tempfile.TemporaryDirectory(prefix="mlcbench-tune-") as scratch:
+        work_dir = os.path.join(args.tune_dir or scratch, name)
+        if args.tune_trials:
+            ms.relax_integration.tune_relax(mod, None, target, work_dir,
+                                            max_trials_global=args.tune_trials,
+                                            num_trials_per_iter=16, seed=0)
+        database = ms.JSONDatabase(work_dir=work_dir)
+        return ms.relax_integration.compile_relax(database, mod, target)
+
+
+def measure(name: str, args) -> dict:
+    if args.latency_only:
+        return measure_latency(name, args)
     with tempfile.TemporaryDirectory(prefix="mlcbench-kernel-cache-") as cache_dir:
-        cold = build_in_child(name, cache_dir, winograd)
-        cached = build_in_child(name, cache_dir, winograd)
+        cold = build_in_child(name, cache_dir, args.winograd)
+        cached = build_in_child(name, cache_dir, args.winograd)
         if cached["cache_hits"] == 0:
             print(f"  ({name}: the second build found nothing in the cache; was the source "
                   "edited meanwhile?)", file=sys.stderr)
         result = {"import": cold["import"], "cold": cold["build"], "cached": cached["build"],
                   "cold_cpu": cold["build_cpu"], "cached_cpu": cached["build_cpu"],
                   "peak_mb": cold["peak_mb"]}
-        if not compile_only:
+        if not args.compile_only:
             os.environ["MLCBENCH_CACHE_DIR"] = cache_dir
-            result.update(measure_latency(name, rounds, cpu_time, winograd))
+            result.update(measure_latency(name, args))
     return result
 
 
@@ -142,6 +169,8 @@ def print_row(name: str, r: dict) -> None:
     if "ours_ms" in r:
         row += (f"{r['ours_ms']:>10.1f}{r['ort_ms']:>9.2f}{r['ours_ms'] / r['ort_ms']:>8.1f}"
                 f"{r['err_stored']:>12.1e}{r['err_ort']:>10.1e}")
+    if "tuned_ms" in r:
+        row += f"{r['tuned_ms']:>10.1f}{r['tuned_ms'] / r['ort_ms']:>8.2f}"
     print(row, flush=True)
 
 
@@ -158,6 +187,11 @@ def main() -> None:
                              "only with OMP_NUM_THREADS=1)")
     parser.add_argument("--winograd", action="store_true",
                         help="build with relax.conv2d.winograd=True (Winograd 3x3 convolutions)")
+    parser.add_argument("--tune-trials", type=int, default=0,
+                        help="tune each model's kernels with this many trials in all")
+    parser.add_argument("--tune-dir", default=None,
+                        help="keep the tuning databases here (one folder per model); "
+                             "with --tune-trials 0, time the records already there")
     parser.add_argument("--build-only", metavar="MODEL", choices=MODELS,
                         help=argparse.SUPPRESS)   # the child process of the compile columns
     args = parser.parse_args()
@@ -175,10 +209,11 @@ def main() -> None:
                    f"{'cch cpu':>9}{'peak MB':>9}")
     if not args.compile_only:
         header += f"{'ours ms':>10}{'ort ms':>9}{'ratio':>8}{'err stored':>12}{'err ort':>10}"
+    if (args.tune_trials or args.tune_dir) and not args.compile_only:
+        header += f"{'tuned ms':>10}{'t ratio':>8}"
     print(header)
     for name in args.models:
-        print_row(name, measure(name, args.rounds, args.compile_only, args.latency_only,
-                                args.cpu_time, args.winograd))
+        print_row(name, measure(name, args))
     if not args.latency_only:
         print("cold s / cached s = relax.build with an empty kernel cache / in a second process "
               "with the first one's cache, in wall seconds; cold cpu / cch cpu = the same "
@@ -187,6 +222,10 @@ def main() -> None:
     if not args.compile_only:
         print("ratio = mlcbench latency / onnxruntime latency in the same run (untuned, "
               "default schedules; above 1: slower)")
+        if args.tune_trials or args.tune_dir:
+            print(f"tuned ms / t ratio = the build with each kernel's best record "
+                  f"({args.tune_trials} trials per model; 0: records from --tune-dir), and "
+                  f"its ratio to onnxruntime; err columns: the worse of both builds")
 
 
 if __name__ == "__main__":
