@@ -76,7 +76,9 @@ TUNE_RELAX = [
        "legalization and fusion, the same kernels `relax.build` would compile), "
        "weights each by how often the model calls it, and lets a **task scheduler** "
        "decide which task gets the next round (\"gradient\": the one whose weighted "
-       "latency is expected to drop most). We tune the digits MLP of chapter 4, with "
+       "latency is expected to drop most, after one round for every task, the heaviest "
+       "first, so that a budget too small for all of them goes to the kernels that "
+       "matter). We tune the digits MLP of chapter 4, with "
        "its weights bound as constants so that their transposes are folded away at "
        "compile time instead of becoming tasks."),
     CODE('''from mlcbench import relax, datasets

@@ -197,9 +197,24 @@ def test_gradient_scheduler_favours_the_heavier_task(tmp_path):
                        runner=measurer.runner, cost_model="random",
                        task_scheduler=GradientBased(), callbacks=[rounds.append])
     names = [r.task_name for r in rounds]
-    assert names[:2] == ["mm64", "mm32"]               # one round each first
+    # one round each first, the heavier first: 100 x 32^3 multiply-adds against 64^3
+    assert names[:2] == ["mm32", "mm64"]
     assert names.count("mm32") > names.count("mm64")
     assert sum(len(r.candidates) for r in rounds) == 20
+
+
+def test_a_budget_shorter_than_the_first_rounds_goes_to_the_heaviest_kernels(tmp_path):
+    measurer = FakeMeasurer()
+    sizes = (8, 64, 16, 32)
+    tasks = [TuneContext(matmul_module(n), target=TARGET, space_generator=_any_matmul_space,
+                         search_strategy="replay-trace", task_name=f"mm{n}", rand_state=n)
+             for n in sizes]
+    rounds = []
+    ms.tune.tune_tasks(tasks=tasks, task_weights=[1.0] * 4, work_dir=str(tmp_path),
+                       max_trials_global=6, num_trials_per_iter=2, builder=measurer.builder,
+                       runner=measurer.runner, cost_model="random",
+                       task_scheduler=GradientBased(), callbacks=[rounds.append])
+    assert [r.task_name for r in rounds] == ["mm64", "mm32", "mm16"]
 
 
 def test_bad_arguments_are_explained(tmp_path):
