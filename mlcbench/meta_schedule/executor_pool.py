@@ -258,7 +258,7 @@ class _DaskBackend:
             have = info.get("resources", {})
             slots[address] = min([int(info.get("nthreads", 1))]
                                  + [int(have.get(name, 0) // amount)
-                                    for name, amount in self.resources.items()])
+                                    for name, amount in self.resources.items() if amount > 0])
         return slots
 
     def submit(self, fn, args, avoid):
