@@ -137,10 +137,12 @@ class ExecutorPool:
             room -= 1
 
     def _give_up(self, pending: dict, waiting: list, outcomes: list) -> None:
-        """No call came back for ``patience_sec``: the calls still out are cancelled,
-        those not submitted yet are not."""
+        """No call came back for ``patience_sec``: the calls still out are cancelled, and
+        they and the calls not submitted yet come back as timeouts."""
         self.backend.cancel(list(pending))
-        gone = pending_outcome(self.patience_sec)
+        gone = Outcome("timeout", message=(
+            f"the executor returned no call for {self.patience_sec:g} s (patience_sec); "
+            f"this one was cancelled without being measured"))
         for index, lost_on in pending.values():
             outcomes[index] = dataclasses.replace(
                 gone, worker=str(lost_on[-1]) if lost_on else None)
@@ -158,13 +160,6 @@ class ExecutorPool:
 
     def shutdown(self) -> None:
         """The executor belongs to the caller: it stays open."""
-
-
-def pending_outcome(patience_sec: float) -> Outcome:
-    """What a call gets when the batch gave up waiting (see ``patience_sec``)."""
-    return Outcome("timeout", message=(
-        f"the executor returned no call for {patience_sec:g} s (patience_sec); this one "
-        f"was cancelled without being measured"))
 
 
 def _lost(workers: list) -> Outcome:
