@@ -7,12 +7,15 @@ from the measurements and keeps every record in a JSON-lines database that
 ``ms.tir_integration.compile_tir`` reads back.
 """
 # -- records and measurement ---------------------------------------------------------------
-from . import adaptive_timing, arg_info, builder, database, executor_pool, runner
+from . import (adaptive_timing, arg_info, builder, cuda_measure, database, executor_pool,
+               gpu_measure, runner)
 from .adaptive_timing import AdaptiveTiming, Measurement
 from .arg_info import ArgInfo, TensorInfo
 from .builder import (Builder, BuilderInput, BuilderResult, DaskBuilder, ExecutorBuilder,
                       LocalBuilder)
+from .cuda_measure import CUDABuilder, CUDARunner
 from .database import Database, JSONDatabase, MemoryDatabase, TuningRecord, Workload
+from .gpu_measure import SimulatedGPUBuilder, SimulatedGPURunner
 from .runner import (DaskRunner, EvaluatorConfig, ExecutorRunner, LocalRunner, Runner,
                      RunnerFuture, RunnerInput, RunnerResult)
 

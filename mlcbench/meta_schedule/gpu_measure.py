@@ -115,6 +115,7 @@ class SimulatedGPURunner(Runner):
     """
 
     check_correctness = False      # the modeled time needs no reference build
+    verify_best = True             # tune_tir checks the fastest programs (check_best)
 
     def __init__(self, repeat: int = 1, cleanup: bool = True):
         self.repeat, self.cleanup = repeat, cleanup

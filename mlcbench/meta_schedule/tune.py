@@ -24,10 +24,12 @@ import random
 
 from ..ir.errors import TuningError
 from ..ir.module import IRModule
+from ..runtime.device import gpu_backend
 from ..target import Target
 from ..tir.function import PrimFunc
 from .builder import Builder, ExecutorBuilder, LocalBuilder
 from .cost_model import CostModel
+from .cuda_measure import CUDABuilder, CUDARunner
 from .database import (Database, JSONDatabase, MemoryDatabase, as_ir_module,
                        check_module_equality)
 from .executor_pool import as_executor
@@ -61,10 +63,12 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
         ``"xgb"``, ``"random"`` or a CostModel.
     builder, runner, database
         ``"local"`` / ``"local"`` / ``"json"`` (records in ``work_dir``), or objects. For
-        a GPU target (``"cuda"``, ``"nvidia/geforce-rtx-2080-ti"``) ``"local"`` builds
-        and measures on the simulated GPU: the modeled time of each candidate, then the
-        fastest program run once and checked (``SimulatedGPUBuilder`` /
-        ``SimulatedGPURunner``, see :mod:`.gpu_measure`); a
+        a GPU target (``"cuda"``, ``"nvidia/geforce-rtx-2080-ti"``) ``"local"`` times
+        each candidate on ``cuda(0)`` where it is a real device (``CUDABuilder`` /
+        ``CUDARunner``, see :mod:`.cuda_measure`) and elsewhere models it on the
+        simulated GPU (``SimulatedGPUBuilder`` / ``SimulatedGPURunner``, see
+        :mod:`.gpu_measure`); either way the fastest programs are then run once on the
+        simulated GPU and checked against numpy. Pass those objects to choose; a
         Dask ``Client`` or a ``concurrent.futures.Executor`` as the builder or the
         runner builds or measures on its workers (``ExecutorBuilder`` /
         ``ExecutorRunner`` with their defaults).
@@ -130,14 +134,19 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
             database.path_tuning_record)
         print(resume_message(database, where, max_trials_global))
     owned = []
-    # GPU targets are measured on the simulated GPU: built and modeled in the builder's
-    # workers, the best program then checked by running it (see gpu_measure)
+    # GPU targets are timed on the device where there is one, else modeled on the
+    # simulated GPU (see cuda_measure, gpu_measure)
     gpu = any(is_gpu_target(task.target) for task in tasks)
+    # the builder that matches a runner given as an object, else the host's kind
+    on_device = gpu and (isinstance(runner, CUDARunner) or (
+        not isinstance(runner, SimulatedGPURunner) and gpu_backend() == "cuda"))
     if builder == "local":
-        builder = SimulatedGPUBuilder() if gpu else LocalBuilder()
+        builder = (CUDABuilder() if on_device else SimulatedGPUBuilder()) if gpu \
+            else LocalBuilder()
         owned.append(builder)
     if runner == "local":
-        runner = SimulatedGPURunner() if gpu else LocalRunner()
+        runner = (CUDARunner() if on_device else SimulatedGPURunner()) if gpu \
+            else LocalRunner()
         owned.append(runner)
     if as_executor(builder) is not None:
         builder = ExecutorBuilder(builder)
@@ -156,7 +165,7 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
                             _as_cost_model(cost_model, seed), callbacks=list(callbacks or ()),
                             progress_bar=progress_bar, remeasure_top_k=remeasure_top_k,
                             remeasure_rounds=remeasure_rounds)
-        if isinstance(runner, SimulatedGPURunner):
+        if getattr(runner, "verify_best", False):
             for task in tasks:
                 check_best(database, task.mod, task.target)
     finally:

@@ -11,7 +11,9 @@ a GPU does, through the ``void**`` array by the PTX entry's parameter sizes, and
 kernel of that name on the simulated GPU's CPU function over the fake device memory: a
 launch that passes parameters in the wrong order, or copies the wrong bytes, computes a
 wrong result. Unlike a GPU, it refuses a grid or block other than the kernel's own
-(a GPU would run it and compute something else).
+(a GPU would run it and compute something else). With ``run_kernels=False`` a launch of
+any entry of a loaded module is only recorded (for tests of tuning, whose candidates
+have no simulated kernels to run).
 
 >>> fake = FakeCUDADriver(simulated_kernels(sim_module))        # doctest: +SKIP
 >>> cuda_driver.use_driver(fake)                                 # doctest: +SKIP
@@ -50,8 +52,8 @@ class FakeCUDADriver:
                                          CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR=76)
 
     def __init__(self, kernels=None, *, devices=1, compute_capability=(8, 0), libcuda=True,
-                 memory_limit=1 << 28):
-        self.kernels = dict(kernels or {})
+                 memory_limit=1 << 28, run_kernels=True):
+        self.kernels, self.run_kernels = dict(kernels or {}), run_kernels
         self.devices, self.compute_capability = devices, compute_capability
         self.libcuda, self.memory_limit = libcuda, memory_limit
         self.memory = {}                  # address -> uint8 array
@@ -159,9 +161,12 @@ class FakeCUDADriver:
         if f not in self.functions:
             return (INVALID_HANDLE,)
         name, entry, maxntid = self.functions[f]
-        kernel = self.kernels[name]
         if maxntid and any(b > m for b, m in zip((bx, by, bz), maxntid)):
             return (INVALID_VALUE,)
+        if not self.run_kernels:
+            self.launches.append((name, (gx, gy, gz), (bx, by, bz)))
+            return (0,)
+        kernel = self.kernels[name]
         pointers = (ctypes.c_void_p * len(entry)).from_address(params)
         raw = [ctypes.string_at(pointers[i], nbytes) for i, (_, nbytes, _) in enumerate(entry)]
         values = self._values(kernel, entry, raw)

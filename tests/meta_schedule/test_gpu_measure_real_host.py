@@ -1,6 +1,8 @@
-"""GPU tuning where cuda(0) is a real device (the fake CUDA driver stands in for one):
-candidates are still built and modeled on the simulated GPU, in the builder's workers
-and in check_best, and nothing touches the device."""
+"""GPU tuning on the simulated GPU where cuda(0) is a real device (the fake CUDA driver
+stands in for one), chosen with SimulatedGPUBuilder / SimulatedGPURunner: candidates
+are built and modeled on the simulator, in the builder's workers and in check_best, and
+nothing touches the device. (tune_tir's default there times on the device:
+test_cuda_measure.py.)"""
 import importlib
 
 import pytest
@@ -54,13 +56,14 @@ def test_a_candidate_is_modeled_on_the_simulator_not_run_on_the_device(real_gpu_
     assert "cuModuleLoadData" not in real_gpu_host.calls
 
 
-def test_tuning_on_a_gpu_host_models_in_the_workers_and_checks_on_the_simulator(
+def test_the_simulator_chosen_on_a_gpu_host_models_in_the_workers_and_checks_there(
         real_gpu_host, tmp_path):
     mod = matmul_module(32)
     strategy = ms.search_strategy.EvolutionarySearch(
         population_size=4, init_min_unmeasured=1, genetic_num_iters=1)
     database = ms.tune_tir(mod, TARGET, str(tmp_path), max_trials_global=1,
                            num_trials_per_iter=1, strategy=strategy, seed=0,
+                           builder=ms.SimulatedGPUBuilder(), runner=ms.SimulatedGPURunner(),
                            progress_bar=False)
     records = database.get_all_tuning_records()
     assert records and all(r.is_valid for r in records), [r.error_msg for r in records]
