@@ -118,9 +118,7 @@ def eval_set(expr, dom_map: dict, analyzer=None) -> IntSet:
     """Interval of ``expr`` when each var of ``dom_map`` ranges over its Range/IntSet."""
     analyzer = analyzer or _analyzer()
     expr = analyzer.simplify(E.convert(expr))
-    doms = {var: (IntSet.from_range(dom, analyzer) if isinstance(dom, E.Range) else dom)
-            for var, dom in dom_map.items()}
-    result = _SetEvaluator(doms, analyzer).visit(expr)
+    result = _SetEvaluator(dom_map, analyzer).visit(expr)
     simplify = analyzer.simplify
     return IntSet(None if result.min_value is None else simplify(result.min_value),
                   None if result.max_value is None else simplify(result.max_value))
@@ -130,7 +128,9 @@ class _SetEvaluator:
     """Interval arithmetic, node by node."""
 
     def __init__(self, doms: dict, analyzer):
-        self.doms, self.analyzer = doms, analyzer
+        # A Range becomes an IntSet only when the expression uses its var: callers pass
+        # every loop of a nest, an index uses a few of them.
+        self.doms, self.analyzer, self._sets = doms, analyzer, {}
 
     def visit(self, expr) -> IntSet:
         handler = getattr(self, "visit_" + type(expr).__name__, None)
@@ -144,7 +144,12 @@ class _SetEvaluator:
         return uses_var(expr, lambda v: v in self.doms)
 
     def visit_Var(self, var):
-        return self.doms.get(var) or IntSet.single_point(var)
+        if var not in self._sets:
+            dom = self.doms.get(var)
+            self._sets[var] = (IntSet.single_point(var) if dom is None else
+                               IntSet.from_range(dom, self.analyzer)
+                               if isinstance(dom, E.Range) else dom)
+        return self._sets[var]
 
     visit_SizeVar = visit_Var
 

@@ -88,3 +88,23 @@ def test_transform_layout_refuses_negative_indices():
     check_refused(sch, lambda s: s.transform_layout(block, ("read", 1),
                                                     lambda k, j: (k - 1, j)),
                   r"gives the index k - 1 negative values")
+
+
+def test_transform_layout_refuses_a_non_injective_map_again_from_the_remembered_answer():
+    """The injectivity check remembers its answer per map text and shapes: the same map
+    on the same buffer is refused again, with the same two indices, and the same map
+    text on another shape is checked afresh."""
+    for _ in range(2):
+        sch = Schedule(matmul)
+        check_refused(sch, lambda s: s.transform_layout("C", ("write", 0),
+                                                        lambda i, j: (i // 4, j % 8)),
+                      r"not injective on 'C': \[0, 0\] and \[0, 8\]")
+    tall = make_matmul(4, 8, 8)           # C is 4 x 8: j % 8 == j, i // 4 == 0
+    sch = Schedule(tall)
+    check_refused(sch, lambda s: s.transform_layout("C", ("write", 0),
+                                                    lambda i, j: (i // 4, j % 8)),
+                  r"not injective on 'C': \[0, 0\] and \[1, 0\]")
+    one_row = make_matmul(1, 8, 8)         # C is 1 x 8: the map keeps every element apart
+    sch = Schedule(one_row)
+    sch.transform_layout("C", ("write", 0), lambda i, j: (i // 4, j % 8))
+    check_numeric(sch.mod["main"], lambda a, b, c: (a @ b).reshape(1, 8))

@@ -126,24 +126,44 @@ def _check_injective(func, imap, buffer, shape, block_name):
     old = [const_int(s) for s in buffer.shape]
     if None in old or int(np.prod(old)) > (1 << 22):
         return
+    new = tuple(int(s.value) for s in shape)
+    # A tuning search packs the same 1M-element panels the same way in hundreds of
+    # candidates a round: the answer depends only on the map's text and the shapes.
+    key = (imap.as_python(), tuple(old), new)
+    if key not in _INJECTIVE_CACHE:
+        if len(_INJECTIVE_CACHE) >= _INJECTIVE_CACHE_SIZE:
+            _INJECTIVE_CACHE.pop(next(iter(_INJECTIVE_CACHE)))
+        _INJECTIVE_CACHE[key] = _collision(imap, old, new)
+    collision = _INJECTIVE_CACHE[key]
+    if collision is not None:
+        a, b = collision
+        fail("transform_layout", f"the index map {imap.as_python()} is not injective on "
+             f"{buffer.name!r}: {list(a)} and {list(b)} map to the same element; a layout "
+             "transformation must keep every element apart", func, blocks=[block_name])
+
+
+_INJECTIVE_CACHE: dict = {}     # (map text, old shape, new shape) -> a collision or None
+_INJECTIVE_CACHE_SIZE = 256
+
+
+def _collision(imap, old: list, new: tuple):
+    """Two indices of shape ``old`` that ``imap`` sends to one element of ``new``, or
+    None (also when the map cannot run on numpy arrays: maps using T.* functions)."""
     try:
         grids = np.indices(old).reshape(len(old), -1)
         outs = imap.python_callable()(*grids)
         outs = outs if isinstance(outs, (tuple, list)) else (outs,)
         flat = np.ravel_multi_index([np.broadcast_to(np.asarray(o), grids[0].shape)
-                                     for o in outs], [int(s.value) for s in shape])
-    except Exception:    # maps using T.* functions cannot run on numpy arrays
-        return
-    # counting beats sorting (np.unique): a tuning search relayouts 1M-element panels
-    # hundreds of times per round
+                                     for o in outs], new)
+    except Exception:    # noqa: BLE001 -- such a map is not checked here
+        return None
+    # counting beats sorting (np.unique) on the 1M-element panels of a matmul
     counts = np.bincount(flat, minlength=1)
-    if (counts > 1).any():
-        dup = int(np.argmax(counts > 1))
-        hits = np.nonzero(flat == dup)[0][:2]
-        a, b = (tuple(int(g[h]) for g in grids) for h in hits)
-        fail("transform_layout", f"the index map {imap.as_python()} is not injective on "
-             f"{buffer.name!r}: {list(a)} and {list(b)} map to the same element; a layout "
-             "transformation must keep every element apart", func, blocks=[block_name])
+    if not (counts > 1).any():
+        return None
+    dup = int(np.argmax(counts > 1))
+    hits = np.nonzero(flat == dup)[0][:2]
+    return tuple(tuple(int(g[h]) for g in grids) for h in hits)
 
 
 def _map_region(imap, region, analyzer):
