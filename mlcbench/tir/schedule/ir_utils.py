@@ -67,23 +67,38 @@ def find_all(func: PrimFunc, predicate) -> list:
     return found
 
 
+def find_first(stmt, predicate, parents=()) -> Located | None:
+    """The first node in pre-order that satisfies ``predicate``, or None; the walk stops
+    there (block names and loop variables are unique, and primitives look them up
+    thousands of times in a tuning round)."""
+    if predicate(stmt):
+        return Located(stmt, parents)
+    inner = parents + (stmt,)
+    for child in stmt_children(stmt):
+        found = find_first(child, predicate, inner)
+        if found is not None:
+            return found
+    return None
+
+
 def find_block(func: PrimFunc, name: str, primitive: str) -> Located:
     """The BlockRealize of the block called ``name`` (with its parents)."""
-    hits = find_all(func, lambda n: isinstance(n, BlockRealize) and n.block.name_hint == name)
-    if not hits:
+    hit = find_first(func.body,
+                     lambda n: isinstance(n, BlockRealize) and n.block.name_hint == name)
+    if hit is None:
         names = [h.node.block.name_hint for h in find_all(func, lambda n: isinstance(
             n, BlockRealize))][1:]
         raise ScheduleError(f"{primitive}: no block named {name!r}; the function has "
                             f"blocks {names}")
-    return hits[0]
+    return hit
 
 
 def find_loop(func: PrimFunc, loop_var: Var, primitive: str) -> Located:
-    hits = find_all(func, lambda n: isinstance(n, For) and n.loop_var is loop_var)
-    if not hits:
+    hit = find_first(func.body, lambda n: isinstance(n, For) and n.loop_var is loop_var)
+    if hit is None:
         raise ScheduleError(f"{primitive}: the loop {loop_var.name!r} is no longer in the "
                             "function (a primitive such as split or fuse replaced it)")
-    return hits[0]
+    return hit
 
 
 class _Replacer:
