@@ -121,15 +121,18 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None,
                         help="the workloads whose names contain one of these words")
     args = parser.parse_args()
-    host, peaks = Target(TARGET), machine_peaks()
-    print(f"host CPU {host_cpu_name()}, vector width {host.vector_width_bits} bits, "
-          f"{host.num_cores} cores; {peaks.describe()}; load {os.getloadavg()[0]:.1f}")
+    host = Target(TARGET)
     names = [n for n in WORKLOADS if not args.only or any(w in n for w in args.only)]
     workloads = [Workload(name) for name in names]
+    timed = [(w, compare(w.timers(default=w.default), args.rounds)["default"])
+             for w in workloads]
+    # The peak after the kernels ran: a cached figure one of them beat is measured again.
+    peaks = machine_peaks(kernel_gflops=max(w.gflops(s) for w, s in timed))
+    print(f"host CPU {host_cpu_name()}, vector width {host.vector_width_bits} bits, "
+          f"{host.num_cores} cores; {peaks.describe()}; load {os.getloadavg()[0]:.1f}")
     print(f"\n{'default schedule':<32}{'ms':>8}{'GFLOPS':>8}{'of peak':>8}")
     slow = []
-    for w in workloads:
-        seconds = compare(w.timers(default=w.default), args.rounds)["default"]
+    for w, seconds in timed:
         share = w.gflops(seconds) / peaks.gflops
         print(f"{w.name:<32}{seconds * 1e3:8.3f}{w.gflops(seconds):8.1f}{share:8.0%}")
         slow += [w] if share < args.threshold else []
@@ -141,6 +144,7 @@ def main() -> None:
         tuned, per_trial = tune(w, args.trials, args.seed)
         best = compare(w.timers(default=w.default, tuned=tuned), args.rounds)
         speedup = best["default"] / best["tuned"]
+        peaks = machine_peaks(kernel_gflops=w.gflops(best["tuned"]))
         print(f"{w.name:<32}{per_trial:8.2f}{w.gflops(best['default']):9.1f}"
               f"{w.gflops(best['tuned']):8.1f}{peaks.share(w.gflops(best['tuned'])):>8}"
               f"{speedup:14.2f}x  {'beats by 10%' if speedup >= 1.1 else 'not 10% faster'}",

@@ -3,7 +3,7 @@ cache is trusted or measured again."""
 import json
 
 from mlcbench.driver import machine_peaks as mp
-from mlcbench.runtime.machine_peaks import MachinePeaks
+from mlcbench.runtime.machine_peaks import MachinePeaks, why_measure_again
 from mlcbench.target import Target, host_cpu_features
 
 
@@ -46,3 +46,16 @@ def test_measured_figures_cover_every_vector_width():
     assert all(w[1] in mp.chain_counts(Target("llvm").vector_registers) for w in peaks.by_width)
     assert peaks.gflops == max(w[2] for w in peaks.by_width) > 0
     assert peaks.gbytes_per_s > 0
+
+
+def test_a_measurement_records_the_higher_load_of_its_start_and_end(monkeypatch):
+    """A job that starts while the peak is measured slows it: the figure is kept with the
+    load at the end, so a quieter machine later measures it again."""
+    loads = iter([0.2, 1.9])
+    monkeypatch.setattr(mp.os, "getloadavg", lambda: (next(loads), 0.0, 0.0))
+    monkeypatch.setattr(mp, "fma_gflops", lambda target, lanes, chains, runs: 10.0 * chains)
+    monkeypatch.setattr(mp, "memory_gbytes_per_s", lambda target, runs: 7.0)
+    peaks = mp.measure_peaks(runs=1)
+    assert peaks.load == 1.9 and peaks.gbytes_per_s == 7.0
+    assert peaks.gflops == 10.0 * max(mp.chain_counts(Target("llvm").vector_registers))
+    assert "load 1.9" in why_measure_again(peaks, 2, 8, load_now=0.5)
