@@ -9,6 +9,11 @@ Vector indices:
 * ``Ramp(base, 1, n)`` -> one ``<n x T>`` load/store at ``base`` (element alignment:
   numpy data is only 16-byte aligned, so wider alignment claims would crash);
 * ``Broadcast(i, n)`` -> one scalar load, splat;
+* ``Ramp(base, s, n)`` with a constant ``s`` from 2 to ``max_shuffled_stride`` (a load
+  only) -> contiguous ``<n x T>`` loads over the ``(n - 1) * s + 1`` elements from
+  ``base`` to the last lane, then shufflevectors that keep every ``s``-th element. A
+  stride-2 pooling window reads its row this way: two loads and a shuffle instead of
+  ``n`` scalar loads;
 * anything else -> per-lane scalar accesses that LLVM may turn into gathers.
 """
 from __future__ import annotations
@@ -26,23 +31,62 @@ def contiguous_base(index):
     Recognises ``Ramp(b, 1, n)`` and ``Broadcast(x) + Ramp(b, 1, n)`` (what flattening a
     vectorized last axis produces).
     """
-    if isinstance(index, E.Ramp) and _is_one(index.stride):
-        return index.base
+    strided = strided_base(index)
+    return strided[0] if strided is not None and strided[1] == 1 else None
+
+
+def strided_base(index):
+    """``(base, stride)`` when ``index`` addresses the lanes ``base + i * stride`` for a
+    constant ``stride``, else None: ``Ramp(b, s, n)`` or ``Broadcast(x) + Ramp(b, s, n)``.
+
+    >>> strided_base(E.Ramp(E.IntImm("int32", 4), E.IntImm("int32", 2), 8))[1]
+    2
+    """
+    if isinstance(index, E.Ramp):
+        stride = _constant(index.stride)
+        return (index.base, stride) if stride is not None else None
     if isinstance(index, E.Add):
         for x, y in ((index.a, index.b), (index.b, index.a)):
-            inner = contiguous_base(y)
+            inner = strided_base(y)
             if inner is not None and isinstance(x, E.Broadcast):
-                return x.value + inner
+                return x.value + inner[0], inner[1]
     return None
 
 
-def _is_one(value) -> bool:
-    return (isinstance(value, E.IntImm) and value.value == 1) or \
-        (isinstance(value, int) and value == 1)
+def _constant(value):
+    if isinstance(value, E.IntImm):
+        return value.value
+    return value if isinstance(value, int) else None
+
+
+def shuffled_load_plan(stride: int, lanes: int):
+    """Where the loads of a strided vector start and where each lane comes from.
+
+    Returns ``(starts, sources)``: ``starts[k]`` is the element offset (from ``base``) of
+    the ``k``-th ``<lanes x T>`` load, ``sources[i] = (k, j)`` says lane ``i`` is element
+    ``j`` of load ``k``. The loads cover the ``(lanes - 1) * stride + 1`` elements from
+    the first lane's to the last lane's and no more (the last load is moved back to end
+    at the last lane), so they stay inside whatever buffer the lanes themselves are in.
+
+    >>> shuffled_load_plan(2, 4)          # lanes at 0, 2, 4, 6: loads of [0, 4) and [3, 7)
+    ([0, 3], [(0, 0), (0, 2), (1, 1), (1, 3)])
+    """
+    span = (lanes - 1) * stride + 1
+    starts = [min(k * lanes, span - lanes) for k in range(-(-span // lanes))]
+    sources = []
+    for lane in range(lanes):
+        position = lane * stride
+        k = next(k for k, start in enumerate(starts) if position < start + lanes)
+        sources.append((k, position - starts[k]))
+    return starts, sources
 
 
 class MemoryAccess:
     """Mixin of the expression/statement emitters: needs ``builder``, ``vars``, ``emit_expr``."""
+
+    # Loads with a larger constant stride gather lane by lane: stride 4 already loads four
+    # vectors for one.
+    max_shuffled_stride = 4
 
     def vector_alignment(self, buffer, base, lanes: int) -> int:
         """Alignment claimed for ``lanes`` elements from ``buffer[base]``: one element's,
@@ -96,7 +140,29 @@ class MemoryAccess:
         if isinstance(index, E.Broadcast):
             scalar = self.emit_load(buffer, [index.value], buffer.dtype)
             return T.broadcast(self.builder, scalar, lanes)
+        strided = strided_base(index)
+        if strided is not None and 2 <= strided[1] <= self.max_shuffled_stride:
+            base, stride = strided
+            loaded = self._shuffled_load(self._element_address(pointer, base, elem_type),
+                                         stride, lanes, elem_type, align)
+            return T.from_memory(self.builder, loaded, dtype)
         return self._gather(pointer, index, elem_type, align, dtype)
+
+    def _shuffled_load(self, address, stride: int, lanes: int, elem_type, align) -> ir.Value:
+        """Lanes ``address[i * stride]``: contiguous loads, then one shufflevector per load
+        after the first, each filling in the lanes that load holds (``shuffled_load_plan``)."""
+        starts, sources = shuffled_load_plan(stride, lanes)
+        vector_type = ir.VectorType(elem_type, lanes)
+        loads = [self.builder.load(self.builder.gep(address, [ir.Constant(T.I64, start)],
+                                                    inbounds=True, source_etype=elem_type),
+                                   typ=vector_type, align=align) for start in starts]
+        result, mask_type = loads[0], ir.VectorType(T.I32, lanes)
+        for k in range(1, len(loads)):
+            # Lanes of ``result`` (indices < lanes) or of load k (indices lanes + j).
+            mask = [lanes + j if source == k else (j if k == 1 and source == 0 else lane)
+                    for lane, (source, j) in enumerate(sources)]
+            result = self.builder.shuffle_vector(result, loads[k], ir.Constant(mask_type, mask))
+        return result
 
     def _gather(self, pointer, index, elem_type, align, dtype) -> ir.Value:
         offsets = self._to_i64(self.emit_expr(index), index.dtype)

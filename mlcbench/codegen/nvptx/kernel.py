@@ -35,6 +35,10 @@ _REGISTERS = {"blockIdx": "ctaid", "threadIdx": "tid"}
 class KernelEmitter(FunctionEmitter):
     """FunctionEmitter for a device kernel; ``threads`` collects the launch extents."""
 
+    # A thread's strided lanes stay separate loads: memory coalesces across threads, and
+    # wider loads than the lanes need would only add traffic.
+    max_shuffled_stride = 1
+
     def __init__(self, ctx, function, symbol: str, noalias: bool = True):
         super().__init__(ctx, function, symbol, noalias=noalias, in_parallel=True,
                          display_name=symbol)
