@@ -17,6 +17,23 @@ Rules (an expression is *vector* when it depends on the loop variable):
   (``tir.exp``, ``tir.sqrt``, ...) work lane-wise. ``tir.if_then_else`` with a scalar
   condition becomes a vector ``tir.if_then_else``; with a vector condition it becomes a
   ``Select`` when neither branch loads memory.
+* A load guarded by a lane-dependent ``tir.if_then_else`` (a padded window's border
+  test) versions the loop: the vector code, without the guard, runs when the guard
+  holds on every lane, the serial loop otherwise (a ``Select`` would load every lane,
+  the ones the guard keeps out of bounds too). The guard's lane-dependent conjuncts must
+  be comparisons (not ``!=``) of expressions affine in the lanes, with no variable
+  bound inside the loop: each then holds on an interval of lanes, so holding on the
+  first and on the last lane means holding on all. Lane-independent conjuncts stay a
+  scalar ``tir.if_then_else`` condition::
+
+      for v in T.vectorized(8):
+          C[j * 8 + v] = T.if_then_else(16 * j + 2 * v >= 1, A[16 * j + 2 * v - 1], -inf)
+      # becomes
+      if 16 * j >= 1 and 16 * j + 14 >= 1:
+          C[T.Ramp(j * 8, 1, 8)] = A[T.Ramp(16 * j - 1, 2, 8)]
+      else:
+          for v in range(8):
+              C[j * 8 + v] = T.if_then_else(16 * j + 2 * v >= 1, A[16 * j + 2 * v - 1], -inf)
 * A load whose last index is a ``Ramp`` is a vector load (dtype ``float32xN``); a load
   whose indices do not vary is a scalar load, broadcast. A store needs a ``Ramp`` as
   its last index; the stored value is broadcast when it is scalar.
@@ -28,7 +45,8 @@ Rules (an expression is *vector* when it depends on the loop variable):
 When a loop cannot be vectorized it stays a loop of kind ``SERIAL`` (correct before
 fast): a symbolic extent; a store whose last index does not vary across lanes (every
 lane writes one element, a reduction across lanes); an ``if`` or ``assert`` whose
-condition varies across lanes; an index that is not affine in the lanes (a gather);
+condition varies across lanes; a load guarded by a lane-dependent condition that is not
+a conjunction of affine comparisons; an index that is not affine in the lanes (a gather);
 ``call_extern`` or side effects that depend on the lanes; an ``Allocate`` or a
 parallel loop inside; a body that already holds vectors. Vectorizing assumes lanes are
 independent (no dependence carried across iterations of the loop), which
@@ -37,12 +55,13 @@ independent (no dependence carried across iterations of the loop), which
 from __future__ import annotations
 
 from ...ir.transform import prim_func_pass
-from ..expr import (Add, And, Broadcast, BufferLoad, Call, Cast, FloorDiv, FloorMod, IntImm,
-                    Let, Mul, Not, Or, PrimExpr, Ramp, Select, Sub, Var, binary, cast, const)
+from ..expr import (CMP_OPS, NE, Add, And, Broadcast, BufferLoad, Call, Cast, FloorDiv,
+                    FloorMod, IntImm, Let, Mul, Not, Or, PrimExpr, Ramp, Select, Sub, Var,
+                    binary, cast, const)
 from ..functor import StmtExprMutator, post_order_visit, substitute
 from ..op import MATH_INTRINSICS
 from ..stmt import BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt
-from ._common import _analyzer, const_int
+from ._common import _analyzer, const_int, simplify_expr
 
 # Bit-level calls act lane by lane too (an exp built from its exponent bits vectorizes).
 LANEWISE_CALLS = frozenset(f"tir.{name}" for name in MATH_INTRINSICS + (
@@ -188,12 +207,44 @@ def _loads_memory(expr) -> bool:
     return bool(found)
 
 
-class _ExprVectorizer(StmtExprMutator):
-    """Rewrites expressions of a loop body with the loop variable as a Ramp."""
+def _conjuncts(cond: PrimExpr) -> list:
+    return _conjuncts(cond.a) + _conjuncts(cond.b) if isinstance(cond, And) else [cond]
 
-    def __init__(self, loop_var: Var, loop_min: PrimExpr, lanes: int):
+
+def _all_of(conds) -> PrimExpr:
+    result = None
+    for cond in conds:
+        result = cond if result is None else binary(And, result, cond)
+    return result
+
+
+def _free_vars(expr) -> set:
+    found = set()
+    post_order_visit(expr, lambda n: found.add(n) if isinstance(n, Var) else None)
+    return found
+
+
+def _bound_vars(stmt) -> set:
+    """Variables that a loop body binds itself (inner loops, lets)."""
+    found = set()
+    post_order_visit(stmt, lambda n: found.add(n.loop_var if isinstance(n, For) else n.var)
+                     if isinstance(n, (For, LetStmt, Let)) else None)
+    return found
+
+
+class _ExprVectorizer(StmtExprMutator):
+    """Rewrites expressions of a loop body with the loop variable as a Ramp.
+
+    ``guards`` collects the lane-dependent conjuncts of the ``if_then_else`` conditions
+    that guard loads (dropped from the vector code, see the module docstring);
+    ``body_vars`` are the variables the loop body binds, which a guard must not use.
+    """
+
+    def __init__(self, loop_var: Var, loop_min: PrimExpr, lanes: int, body_vars=frozenset()):
         self.lanes = lanes
         self.var_map = {loop_var: Ramp(loop_min, const(1, loop_var.dtype), lanes)}
+        self.body_vars = body_vars
+        self.guards: list = []
 
     def visit_Var(self, var):
         return self.var_map.get(var, var)
@@ -234,11 +285,39 @@ class _ExprVectorizer(StmtExprMutator):
                                            broadcast(false_value, self.lanes)))
             # A Select evaluates both sides: a load the condition guards could read out of bounds.
             if _loads_memory(op.args[1]) or _loads_memory(op.args[2]):
-                raise NotVectorizable("if_then_else with a lane-dependent condition guards "
-                                      "a load")
+                return self._guarded_load(op, true_value, false_value, dtype)
             return Select(cond, broadcast(true_value, self.lanes),
                           broadcast(false_value, self.lanes), dtype)
         raise NotVectorizable(f"call {op.op} depends on the vectorized loop variable")
+
+    def _guarded_load(self, op, true_value, false_value, dtype):
+        """The vector code for when the guard's lane-dependent conjuncts hold on every
+        lane: those go to ``guards``, the lane-independent ones stay a scalar condition."""
+        uniform = []
+        for conjunct in _conjuncts(op.args[0]):
+            vector = self.visit(conjunct)
+            if lanes_of(vector) == 1:
+                uniform.append(vector)
+            elif self._holds_on_an_interval(conjunct, vector):
+                self.guards.append(conjunct)
+            else:
+                raise NotVectorizable("if_then_else guards a load with a condition that is "
+                                      "not a comparison affine in the lanes")
+        true_value = broadcast(true_value, self.lanes)
+        if not uniform:
+            return true_value
+        return Call(dtype, op.op, (_all_of(uniform), true_value,
+                                   broadcast(false_value, self.lanes)))
+
+    def _holds_on_an_interval(self, conjunct, vector) -> bool:
+        """True when ``conjunct`` holds on an interval of lanes: a comparison (not ``!=``)
+        of two affine vectors, free of the body's own variables and of loads."""
+        if not isinstance(vector, CMP_OPS) or isinstance(vector, NE):
+            return False
+        if _loads_memory(conjunct) or _free_vars(conjunct) & self.body_vars:
+            return False
+        return all(lanes_of(side) == 1 or isinstance(side, (Ramp, Broadcast))
+                   for side in (vector.a, vector.b))
 
     def visit_Let(self, op):
         value = self.visit(op.value)
@@ -355,12 +434,28 @@ def vectorize(loop: For, body=None):
     lanes = const_int(loop.extent)
     if lanes is not None and lanes <= 1:
         return substitute(body, {loop.loop_var: loop.min}) if lanes == 1 else Evaluate(0)
+    serial = loop.replace(kind=ForKind.SERIAL, body=body)
     try:
         if lanes is None or _has_vectors(body):
             raise NotVectorizable("symbolic extent or nested vectors")
-        return _BodyVectorizer(loop.loop_var, loop.min, lanes).visit(body)
+        vectorizer = _BodyVectorizer(loop.loop_var, loop.min, lanes, _bound_vars(body))
+        vector_body = vectorizer.visit(body)
     except NotVectorizable:
-        return loop.replace(kind=ForKind.SERIAL, body=body)
+        return serial
+    if not vectorizer.guards:
+        return vector_body
+    return _versioned(loop, lanes, vectorizer.guards, vector_body, serial)
+
+
+def _versioned(loop: For, lanes: int, guards: list, vector_body, serial: For):
+    """``if <every guard holds on the first and the last lane>: vector_body else serial``
+    (a guard holds on an interval of lanes, so on all of them)."""
+    ends = (loop.min, simplify_expr(loop.min + (lanes - 1)))
+    condition = simplify_expr(_all_of(substitute(guard, {loop.loop_var: end})
+                                      for guard in guards for end in ends))
+    if isinstance(condition, IntImm):      # known: one version only
+        return vector_body if condition.value else serial
+    return IfThenElse(condition, vector_body, serial)
 
 
 # Inner loops are visited first, so a vectorized loop around an already vectorized one

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from mlcbench.codegen.llvm.memory import shuffled_load_plan, strided_base
 from mlcbench.target import Target
-from mlcbench.tir import Broadcast, BufferStore, For, IntImm, Ramp, Var
+from mlcbench.tir import Broadcast, BufferLoad, BufferStore, For, IntImm, Ramp, Var
+from mlcbench.tir.functor import post_order_visit
 
 AVX2 = Target("llvm -mcpu=znver1")
 AVX512 = Target("llvm -mcpu=znver4")
@@ -85,6 +86,29 @@ def test_strided_loads_match_numpy(stride, lanes, offset, rows, slack, target, d
     out = np.zeros(rows * lanes, "float32")
     lib["copy"](a, out)
     np.testing.assert_array_equal(out, a[offset::stride][:rows * lanes])
+
+
+def test_max_pool_window_reads_its_row_with_vector_loads():
+    """A vectorized 3x3/2 padded max pool keeps no per-lane loads in its vector code."""
+    import mlcbench
+    from mlcbench import dlight, te, topi
+
+    x = te.placeholder((1, 2, 20, 20), name="x")
+    out = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1,) * 4, "max")
+    mod = mlcbench.IRModule({"main": te.create_prim_func([x, out])})
+    with AVX2:
+        mod = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(mod)
+    strides = []
+    post_order_visit(mlcbench.lower(mod)["main"].body, lambda n: strides.append(
+        n.indices[0].stride.value) if isinstance(n, BufferLoad) and n.buffer.name == "x"
+        and isinstance(n.indices[0], Ramp) else None)
+    assert strides and set(strides) == {2}
+    data = np.random.default_rng(0).standard_normal((1, 2, 20, 20)).astype("float32")
+    result = np.zeros((1, 2, 10, 10), "float32")
+    mlcbench.build(mod, target=AVX2)["main"](data, result)
+    padded = np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    np.testing.assert_array_equal(result, windows[:, :, ::2, ::2].max(axis=(-1, -2)))
 
 
 if __name__ == "__main__":
