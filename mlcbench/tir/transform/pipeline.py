@@ -35,7 +35,10 @@ What the code generator may rely on for every PrimFunc of the result:
     Var is a parameter buffer's ``data`` Var or that of an enclosing ``Allocate``.
     The single index is a scalar integer expression or a ``Ramp(base, stride, lanes)``
     (a vector access: the value dtype has the same lanes; the stride is usually 1 and
-    may be any scalar, in which case codegen gathers/scatters lane by lane).
+    may be any scalar: the LLVM code generator loads a small constant stride with vector
+    loads and shuffles, and gathers/scatters lane by lane otherwise). Every lane of a
+    vector access is in bounds: a guard that keeps some lanes out is a versioned loop
+    (``VectorizeLoop``), never a ``Select`` around the load.
   - ``Allocate(buffer, body)`` with a flat buffer: shape ``(n,)``, dtype, scope
     ``"global"``, ``"local"``, ``"shared"`` or a named scope like ``"global.A_reg"``.
     Its storage lives for ``body``; codegen places small constant-size ones on the stack.
