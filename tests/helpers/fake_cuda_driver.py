@@ -18,7 +18,9 @@ have no simulated kernels to run).
 >>> fake = FakeCUDADriver(simulated_kernels(sim_module))        # doctest: +SKIP
 >>> cuda_driver.use_driver(fake)                                 # doctest: +SKIP
 """
+import contextlib
 import ctypes
+import importlib
 import math
 import re
 import struct
@@ -28,6 +30,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from mlcbench.codegen.llvm.function import symbolic_shape_vars
+from mlcbench.runtime import cuda_driver
+from mlcbench.runtime.device import gpu_backend
 
 ERRORS = {0: "CUDA_SUCCESS", 1: "CUDA_ERROR_INVALID_VALUE", 2: "CUDA_ERROR_OUT_OF_MEMORY",
           100: "CUDA_ERROR_NO_DEVICE", 101: "CUDA_ERROR_INVALID_DEVICE",
@@ -37,6 +41,23 @@ INVALID_VALUE, OUT_OF_MEMORY, NO_DEVICE, INVALID_PTX, INVALID_HANDLE, NOT_FOUND 
     1, 2, 100, 218, 400, 500)
 _ENTRY = re.compile(r"\.entry\s+(\w+)\s*\(([^)]*)\)\s*(?:\.maxntid\s+(\d+),\s*(\d+),\s*(\d+))?")
 _PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.([a-z])(\d+)(\s+\.ptr)?[^\[]*(?:\[(\d+)\])?")
+
+
+@contextlib.contextmanager
+def as_cuda_device(fake, monkeypatch):
+    """Within the block, ``cuda(0)`` of this process is a real device driven by ``fake``
+    (``MLCBENCH_GPU=cuda``); the driver and the backend are restored afterwards."""
+    device_module = importlib.import_module("mlcbench.runtime.device")
+    saved = list(device_module._backend)
+    cuda_driver.use_driver(fake)
+    monkeypatch.setenv("MLCBENCH_GPU", "cuda")
+    device_module._backend.clear()
+    try:
+        assert gpu_backend() == "cuda"
+        yield fake
+    finally:
+        cuda_driver.use_driver(None)
+        device_module._backend[:] = saved
 
 
 def simulated_kernels(gpu_module) -> dict:

@@ -9,7 +9,7 @@ from mlcbench.ir import structural_hash
 from mlcbench.meta_schedule.builder import Builder, BuilderResult
 from mlcbench.meta_schedule.runner import Runner, RunnerFuture, RunnerResult
 from mlcbench.script import tir as T
-from mlcbench.tir import For, post_order_visit
+from mlcbench.tir import For, Schedule, post_order_visit
 
 
 def matmul_module(n: int = 128, m: int | None = None, k: int | None = None) -> IRModule:
@@ -20,6 +20,16 @@ def matmul_module(n: int = 128, m: int | None = None, k: int | None = None) -> I
     r = te.reduce_axis((0, k), name="r")
     C = te.compute((n, m), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
     return IRModule({"main": te.create_prim_func([A, B, C])})
+
+
+def thread_bound(mod) -> IRModule:
+    """``mod``'s block "C" with its two outer loops bound to blockIdx.x and threadIdx.x:
+    the simplest program a GPU target builds."""
+    sch = Schedule(mod)
+    i, j, _ = sch.get_loops(sch.get_block("C"))
+    sch.bind(i, "blockIdx.x")
+    sch.bind(j, "threadIdx.x")
+    return sch.mod
 
 
 def stochastic_schedule_mm(sch):

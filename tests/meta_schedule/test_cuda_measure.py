@@ -2,12 +2,12 @@
 workers, sent to the runner as TVMScript text, built again and timed on cuda(0). The
 fake CUDA driver stands in for the device (tests/helpers/fake_cuda_driver.py);
 test_cuda_device.py covers real hardware where there is some."""
-import importlib
+import contextlib
 import json
 
 import pytest
-from helpers.fake_cuda_driver import FakeCUDADriver, simulated_kernels
-from helpers.tuning_testing import matmul_module
+from helpers.fake_cuda_driver import FakeCUDADriver, as_cuda_device, simulated_kernels
+from helpers.tuning_testing import matmul_module, thread_bound
 
 import mlcbench
 from mlcbench import meta_schedule as ms
@@ -16,36 +16,16 @@ from mlcbench.ir.structural import structural_equal
 from mlcbench.meta_schedule.arg_info import ArgInfo
 from mlcbench.meta_schedule.cuda_measure import build_for_device
 from mlcbench.meta_schedule.gpu_measure import export_model
-from mlcbench.runtime import cuda_driver
-from mlcbench.runtime.device import gpu_backend
 from mlcbench.tir.transform.lower_gpu import lower_gpu
 
-device_module = importlib.import_module("mlcbench.runtime.device")
 TARGET = "nvidia/geforce-rtx-2080-ti"          # sm_75: the fake device (8.0) runs it
 
 
 @pytest.fixture
 def gpu_host(monkeypatch):
-    """Make ``cuda(0)`` a real device driven by ``fake`` (set with ``install``)."""
-    saved = list(device_module._backend)
-    monkeypatch.setenv("MLCBENCH_GPU", "cuda")
-
-    def install(fake):
-        cuda_driver.use_driver(fake)
-        device_module._backend.clear()
-        assert gpu_backend() == "cuda"
-        return fake
-    yield install
-    cuda_driver.use_driver(None)
-    device_module._backend[:] = saved
-
-
-def _bound(mod):
-    sch = mlcbench.tir.Schedule(mod)
-    i, j, _ = sch.get_loops(sch.get_block("C"))
-    sch.bind(i, "blockIdx.x")
-    sch.bind(j, "threadIdx.x")
-    return sch.mod
+    """``install(fake)`` makes ``cuda(0)`` a real device driven by ``fake``."""
+    with contextlib.ExitStack() as stack:
+        yield lambda fake: stack.enter_context(as_cuda_device(fake, monkeypatch))
 
 
 def _artifact(mod, target=TARGET) -> str:
@@ -53,7 +33,7 @@ def _artifact(mod, target=TARGET) -> str:
 
 
 def test_the_artifact_is_the_candidate_as_text_and_parses_back_to_it():
-    mod = _bound(matmul_module(32))
+    mod = thread_bound(matmul_module(32))
     candidate = build_for_device(mod, TARGET)
     assert candidate["target"] == TARGET
     assert 'T.thread_binding(32, thread="threadIdx.x")' in candidate["script"]
@@ -70,7 +50,7 @@ def test_a_schedule_over_the_launch_limits_fails_in_the_builder():
 
 
 def test_the_runner_times_a_candidate_on_the_device(gpu_host, tmp_path):
-    mod = _bound(matmul_module(32))
+    mod = thread_bound(matmul_module(32))
     lowered = lower_gpu(mod, mlcbench.target.Target(TARGET))
     fake = gpu_host(FakeCUDADriver(simulated_kernels(build_gpu(lowered, TARGET, backend="sim"))))
     runner = ms.CUDARunner(ms.EvaluatorConfig(number=2, repeat=3, min_repeat_ms=0))
@@ -86,7 +66,7 @@ def test_the_runner_times_a_candidate_on_the_device(gpu_host, tmp_path):
 
 
 def test_a_kernel_newer_than_the_device_is_that_candidates_error(gpu_host):
-    mod = _bound(matmul_module(32))
+    mod = thread_bound(matmul_module(32))
     gpu_host(FakeCUDADriver(run_kernels=False, compute_capability=(7, 5)))
     runner = ms.CUDARunner()
     path = _artifact(mod, "nvidia/nvidia-a100")          # sm_80 on a 7.5 device

@@ -3,21 +3,17 @@ stands in for one), chosen with SimulatedGPUBuilder / SimulatedGPURunner: candid
 are built and modeled on the simulator, in the builder's workers and in check_best, and
 nothing touches the device. (tune_tir's default there times on the device:
 test_cuda_measure.py.)"""
-import importlib
 
 import pytest
-from helpers.fake_cuda_driver import FakeCUDADriver
-from helpers.tuning_testing import matmul_module
+from helpers.fake_cuda_driver import FakeCUDADriver, as_cuda_device
+from helpers.tuning_testing import matmul_module, thread_bound
 
 import mlcbench
 from mlcbench import meta_schedule as ms
 from mlcbench.codegen.gpu.cuda_module import CUDAModule
 from mlcbench.meta_schedule.gpu_measure import build_and_model, device_inputs
-from mlcbench.runtime import cuda_driver
 from mlcbench.runtime.cuda_ndarray import CUDANDArray
-from mlcbench.runtime.device import gpu_backend
 
-device_module = importlib.import_module("mlcbench.runtime.device")
 TARGET = "nvidia/geforce-rtx-2080-ti"
 
 
@@ -25,27 +21,12 @@ TARGET = "nvidia/geforce-rtx-2080-ti"
 def real_gpu_host(monkeypatch):
     """This process sees a CUDA device (the fake driver); worker processes, started
     with the same MLCBENCH_GPU=cuda but without the fake, would fail to find one."""
-    saved = list(device_module._backend)
-    fake = FakeCUDADriver()
-    cuda_driver.use_driver(fake)
-    monkeypatch.setenv("MLCBENCH_GPU", "cuda")
-    device_module._backend.clear()
-    assert gpu_backend() == "cuda"
-    yield fake
-    cuda_driver.use_driver(None)
-    device_module._backend[:] = saved
-
-
-def _bound(mod):
-    sch = mlcbench.tir.Schedule(mod)
-    i, j, _ = sch.get_loops(sch.get_block("C"))
-    sch.bind(i, "blockIdx.x")
-    sch.bind(j, "threadIdx.x")
-    return sch.mod
+    with as_cuda_device(FakeCUDADriver(), monkeypatch) as fake:
+        yield fake
 
 
 def test_a_candidate_is_modeled_on_the_simulator_not_run_on_the_device(real_gpu_host):
-    mod = _bound(matmul_module(32))
+    mod = thread_bound(matmul_module(32))
     assert isinstance(mlcbench.build(mod, target=TARGET), CUDAModule)   # the host's default
     _, args = device_inputs(mod)
     assert not any(isinstance(a, CUDANDArray) for a in args)
