@@ -109,7 +109,13 @@ class RunnerFuture:
 
 
 class Runner:
-    """Base of runners: ``run(list[RunnerInput]) -> list[RunnerFuture]``."""
+    """Base of runners: ``run(list[RunnerInput]) -> list[RunnerFuture]``.
+
+    ``verify_best``: after tuning, ``tune_tir`` runs the fastest programs once on the
+    simulated GPU and compares them with numpy (the GPU runners, whose timings check no
+    results; :func:`.gpu_measure.check_best`)."""
+
+    verify_best = False
 
     def run(self, runner_inputs: list[RunnerInput]) -> list[RunnerFuture]:
         raise NotImplementedError

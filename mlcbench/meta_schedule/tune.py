@@ -165,7 +165,7 @@ def tune_tasks(*, tasks, task_weights, work_dir: str | None, max_trials_global: 
                             _as_cost_model(cost_model, seed), callbacks=list(callbacks or ()),
                             progress_bar=progress_bar, remeasure_top_k=remeasure_top_k,
                             remeasure_rounds=remeasure_rounds)
-        if getattr(runner, "verify_best", False):
+        if runner.verify_best:
             for task in tasks:
                 check_best(database, task.mod, task.target)
     finally:
