@@ -4,6 +4,7 @@ Changed only where the environment forces it: nothing in this seed. The notes sh
 code fragments; the ones that are programs run here whole.
 """
 import numpy as np
+import pytest
 
 import mlcbench as tvm
 from mlcbench import relax
@@ -67,7 +68,7 @@ def test_seed_001_vector_add_with_the_old_buffer_spelling():
 
 
 def test_seed_001_split_parallel_unroll_vectorize(capsys):
-    import IPython
+    IPython = pytest.importorskip("IPython", reason="the seed shows its IR with IPython")
 
     @tvm.script.ir_module
     class MyAdd:
