@@ -1,6 +1,7 @@
 """A CPU-GEMM-scheduled 1024^3 fp32 matmul against numpy and against the FMA peak.
 
-The first rows come from ``schedule_matmul``: the same schedule applied to the plain
+The first rows are the default schedule (``dlight``'s Matmul rule on the plain
+``topi.nn.matmul``); the next come from ``schedule_matmul``: the same schedule applied to the plain
 ``te`` matmul with Schedule primitives (split / reorder into a register tile, 8 x 32 with AVX-512,
 ``cache_write(C, 0, "local")`` + ``reverse_compute_at``, ``decompose_reduction``,
 ``unroll`` / ``vectorize``, ``parallel`` on the fused outer loops); then the same schedule
@@ -41,7 +42,9 @@ os.environ.setdefault("GOMP_SPINCOUNT", "10000")   # before libgomp loads: see p
 
 import numpy as np  # noqa: E402
 
+from mlcbench import dlight, te, topi  # noqa: E402
 from mlcbench.driver.build import build  # noqa: E402
+from mlcbench.ir import IRModule  # noqa: E402
 from mlcbench.driver.kernels import register_tile, tiled_matmul_schedule  # noqa: E402
 from mlcbench.script import from_source  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
@@ -216,6 +219,23 @@ def matmul_rows(n: int, rounds: int) -> list[dict]:
     return rows
 
 
+def default_rows(n: int, rounds: int) -> list[dict]:
+    """The plain ``topi.nn.matmul`` under the default schedule (``dlight``'s Matmul rule:
+    B packed on every call, column tiles grouped so their panels stay in L2)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.random((n, n), dtype="float32"), rng.random((n, n), dtype="float32")
+    x, w = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
+    rows = []
+    for cores in (1, 2):
+        target = Target(f"llvm --num-cores={cores}")
+        mod = IRModule({"main": te.create_prim_func([x, w, topi.nn.matmul(x, w)])})
+        with target:
+            mod = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(mod)
+        rows.append(_measure(build(mod, target=target), "main", a, b, rounds,
+                             "default schedule", cores))
+    return rows
+
+
 def tvm_rows(python: str, n: int, rounds: int) -> list[dict]:
     """Apache TVM's figures for the same schedule, from ``tvm_matmul.py`` run by ``python``
     (a Python with apache-tvm; numpy is timed in that process alongside)."""
@@ -243,7 +263,8 @@ def main() -> None:
     peak = {cores: fma_peak_gflops(cores, args.rounds) for cores in (1, 2)}
     print(f"FMA peak ({PEAK_ACCUMULATORS} x {PEAK_LANES}-lane chains): {peak[1]:.0f} GFLOPS on 1 core, "
           f"{peak[2]:.0f} on 2 cores")
-    rows = scheduled_rows(args.n, args.rounds) + matmul_rows(args.n, args.rounds)
+    rows = (default_rows(args.n, args.rounds) + scheduled_rows(args.n, args.rounds)
+            + matmul_rows(args.n, args.rounds))
     if args.tvm_python:
         rows += tvm_rows(args.tvm_python, args.n, args.rounds)
     print(f"{'matmul ' + str(args.n) + '^3':<22}{'threads':>8}{'GFLOPS':>9}{'numpy':>9}"

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 import mlcbench
 from mlcbench import dlight, te, topi
 from mlcbench.script import from_source
-from mlcbench.dlight.cpu import Matmul
+from mlcbench.dlight.cpu import Matmul, tiling
 from mlcbench.tir.stmt import For, ForKind
 from mlcbench.tir.functor import post_order_visit
 
@@ -167,3 +167,70 @@ def test_odd_column_counts_match_numpy(m, k, n, dense, run_te):
     out = topi.nn.dense(x, w) if dense else topi.nn.matmul(x, w)
     np.testing.assert_allclose(run_te([x, w], out, [a, b]), a @ (b.T if dense else b),
                                rtol=1e-4, atol=1e-4)
+
+
+def _parallel_loop(func):
+    loops = []
+    post_order_visit(func.body, lambda n: loops.append(n) if isinstance(n, For)
+                     and n.kind == ForKind.PARALLEL else None)
+    return loops
+
+
+def test_column_tiles_go_in_groups_whose_panels_fit_l2(default_schedule, named_target):
+    """1024^3: 32 column panels of 1024 x 32 floats (128 KB, AVX-512) or 64 of 1024 x 16
+    (64 KB, AVX2) outgrow ``PANEL_GROUP_BYTES`` (256 KB), so the fused parallel loop is
+    ``column group > row tile > column tile in group``: 2 or 4 panels per group."""
+    x, b = te.placeholder((1024, 1024), name="x"), te.placeholder((1024, 1024), name="b")
+    func = te.create_prim_func([x, b, topi.nn.matmul(x, b)])
+    scheduled = default_schedule(func, named_target)
+    lanes = named_target.vector_lanes(32)
+    rows, cols = (8, 32) if lanes == 16 else (4, 16)
+    group = (256 << 10) // (1024 * cols * 4)
+    loop = _parallel_loop(scheduled)[-1]
+    assert loop.loop_var.name == "j_0_0_i_0_j_0_1_fused", scheduled.script()
+    assert int(loop.extent.value) == (1024 // cols) * (1024 // rows)
+    # column tile = group index * group + tile in group; row tile in between
+    fused = "j_0_0_i_0_j_0_1_fused"
+    assert (f"({fused} // {1024 // rows * group} * {group} + {fused} % {group}) * {cols}"
+            in scheduled.script()), scheduled.script()
+
+
+def test_panels_that_fit_keep_rows_outside_columns(default_schedule, named_target):
+    x, b = te.placeholder((256, 64), name="x"), te.placeholder((64, 256), name="b")
+    scheduled = default_schedule(te.create_prim_func([x, b, topi.nn.matmul(x, b)]),
+                                 named_target)
+    assert [lp.loop_var.name for lp in _parallel_loop(scheduled)][-1] == "i_0_j_0_fused"
+
+
+def test_column_tiles_with_no_divisor_in_the_budget_put_columns_outside_rows(
+        default_schedule, monkeypatch):
+    """7 column tiles of 64 KB each with room for 2 per group: no group divides 7, so
+    each panel is one group and the column tile loop goes outside the row tiles."""
+    monkeypatch.setattr(tiling, "PANEL_GROUP_BYTES", 128 << 10)
+    target = Target("llvm -mcpu=znver3")
+    x, b = te.placeholder((64, 1024), name="x"), te.placeholder((1024, 7 * 16), name="b")
+    scheduled = default_schedule(te.create_prim_func([x, b, topi.nn.matmul(x, b)]), target)
+    assert _parallel_loop(scheduled)[-1].loop_var.name == "j_0_i_0_fused", scheduled.script()
+
+
+@settings(max_examples=10, deadline=None)
+@given(batch=st.integers(0, 2), m=st.integers(2, 40), k=st.integers(1, 48),
+       n=st.integers(1, 200), budget=st.sampled_from([1 << 10, 4 << 10, 16 << 10]),
+       dense=st.booleans())
+def test_grouped_column_tiles_match_numpy(batch, m, k, n, budget, dense, run_te):
+    """Small budgets put any shape into groups (of one or more panels, with partial
+    row and column tiles and epilogues)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tiling, "PANEL_GROUP_BYTES", budget)
+        rng = np.random.default_rng(batch * 10_000 + m * 1000 + k * 7 + n)
+        lead = (batch,) if batch else ()
+        a = rng.standard_normal(lead + (m, k)).astype("float32")
+        b = rng.standard_normal(lead + ((n, k) if dense else (k, n))).astype("float32")
+        x, w = te.placeholder(a.shape, name="x"), te.placeholder(b.shape, name="w")
+        if batch:
+            out = topi.nn.batch_matmul(x, w, transpose_b=dense)
+        else:
+            out = topi.nn.dense(x, w) if dense else topi.nn.matmul(x, w)
+        got = run_te([x, w], topi.nn.relu(out), [a, b])
+    expected = a @ (np.swapaxes(b, -1, -2) if dense else b)
+    np.testing.assert_allclose(got, np.maximum(expected, 0), rtol=1e-4, atol=1e-4)
