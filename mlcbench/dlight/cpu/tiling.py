@@ -4,7 +4,8 @@ For a contraction ``C[.., i, .., j] += A[.. i ..] * B[.. j ..]`` (``j`` the outp
 last, contiguous index) the schedule is the classic CPU GEMM one::
 
     C_local = T.alloc_buffer(C.shape, scope="local")   # shrinks to the tile when lowered
-    for outer in T.parallel(..):                        # batch, i0, j0 (and the rest) fused
+    for outer in T.parallel(..):                        # batch, i0, j0 (and the rest) fused;
+                                                        # j0 in groups around i0 when B is large
         for i1, j1 in ..: C_local[..] = 0               # init, j1 vectorized
         for k ..:                                       # every reduction loop
             for i1 in T.unroll(rows):                   # rows x vector-tile accumulators
