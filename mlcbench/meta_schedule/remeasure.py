@@ -30,6 +30,9 @@ schedule whose record failed (it did not build, or crashed) is not measured agai
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 import warnings
 
 from .adaptive_timing import FULL, Measurement
@@ -134,13 +137,16 @@ def _measure_in_turn(context, builder, runner, records, rounds, reference_path,
     ready = [(r, b) for r, b in zip(records, built) if b.error_msg is None]
     seconds = {id(r): [] for r, _ in ready}
     calls = {id(r): 0 for r, _ in ready}
-    errors = {}
+    errors, copies = {}, []
     try:
         # Rounds run every program in turn, so a busy spell touches all of them alike.
         for _ in range(rounds):
-            inputs = [RunnerInput(b.artifact_path, context.target.kind.name,
-                                  r.args_info or args_info, reference_path)
-                      for r, b in ready]
+            # A runner may delete what it ran (cleanup=True): each round runs copies.
+            paths = [_copy_artifact(b.artifact_path) for _, b in ready]
+            copies += paths
+            inputs = [RunnerInput(path, context.target.kind.name, r.args_info or args_info,
+                                  reference_path)
+                      for (r, _), path in zip(ready, paths)]
             for (record, _), future in zip(ready, runner.run(inputs) if inputs else []):
                 result = future.result()
                 if result.error_msg is None:
@@ -149,8 +155,8 @@ def _measure_in_turn(context, builder, runner, records, rounds, reference_path,
                 else:
                     errors[id(record)] = result.error_msg
     finally:
-        for _, b in ready:
-            remove_artifact(b.artifact_path)
+        for path in copies + [b.artifact_path for _, b in ready]:
+            remove_artifact(path)
     _lap(clock, "run")
     outcomes = []
     for record, b in zip(records, built):
@@ -158,6 +164,15 @@ def _measure_in_turn(context, builder, runner, records, rounds, reference_path,
         error = None if run_secs else (b.error_msg or errors.get(id(record)) or "no timing")
         outcomes.append(_Outcome(record, run_secs, error, calls.get(id(record), 0)))
     return outcomes
+
+
+def _copy_artifact(path: str) -> str:
+    """A copy of the built library at ``path`` in a folder of its own (removed whole by
+    ``remove_artifact``); ``path`` itself when it names no file (a builder's key)."""
+    if not os.path.isfile(path):
+        return path
+    folder = tempfile.mkdtemp(prefix="mlcbench-build-")
+    return shutil.copy(path, os.path.join(folder, os.path.basename(path)))
 
 
 def _mean(values) -> float:

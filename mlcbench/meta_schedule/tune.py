@@ -82,8 +82,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
         the first ones, so a program that was measured while the machine was quiet
         does not win by luck, nor the default lose by a busy spell (see
         :mod:`.remeasure`; the database then holds up to ``remeasure_top_k + 1`` more
-        records per task). 0, the default as in TVM: keep the first figures, the
-        default's included.
+        records per task). 0, the default as in TVM: nothing is measured again, the
+        default schedule's first figure included.
     module_equality
         How workloads are told apart: ``"structural"`` (their structural hash) is the
         only value supported; TVM's other values are refused.
