@@ -25,6 +25,8 @@ import numpy as np  # noqa: E402
 import mlcbench  # noqa: E402
 from mlcbench import dlight, te, topi  # noqa: E402
 from mlcbench import meta_schedule as ms  # noqa: E402
+from mlcbench.ir import structural_hash  # noqa: E402
+from mlcbench.meta_schedule.default_schedule import default_schedule  # noqa: E402
 from mlcbench.meta_schedule.utils import estimate_flops  # noqa: E402
 from mlcbench.driver.machine_peaks import machine_peaks  # noqa: E402
 from mlcbench.target import Target, host_cpu_name  # noqa: E402
@@ -99,16 +101,21 @@ class Workload:
         return self.flops / seconds / 1e9
 
 
-def tune(workload: Workload, trials: int, seed: int):
-    """The tuned library and the tuning wall time per trial."""
+def tune(workload: Workload, trials: int, seed: int, remeasure: int):
+    """The tuned library, the tuning wall time per trial, and what the tuner picked:
+    ``"default"`` (the default schedule won) or ``"tuned"``."""
     work_dir = tempfile.mkdtemp(prefix="tune_workloads_")
     start = time.perf_counter()
     database = ms.tune_tir(workload.mod, TARGET, work_dir, max_trials_global=trials,
-                           num_trials_per_iter=32, seed=seed, progress_bar=False)
+                           num_trials_per_iter=32, seed=seed, progress_bar=False,
+                           remeasure_top_k=remeasure)
     per_trial = (time.perf_counter() - start) / trials
     record = database.query_tuning_record(workload.mod, TARGET)
-    lib = mlcbench.build(record.as_schedule().mod, target=TARGET)
-    return workload.checked(lib), per_trial
+    scheduled = record.as_schedule().mod
+    default = default_schedule(workload.mod, Target(TARGET))
+    picked = "default" if default is not None and structural_hash(
+        default.mod) == structural_hash(scheduled) else "tuned"
+    return workload.checked(mlcbench.build(scheduled, target=TARGET)), per_trial, picked
 
 
 def main() -> None:
@@ -117,6 +124,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threshold", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--remeasure", type=int, default=2,
+                        help="programs measured again beside the default at the end "
+                             "(remeasure_top_k; 0: none, the default included)")
     parser.add_argument("--survey-only", action="store_true")
     parser.add_argument("--only", nargs="*", default=None,
                         help="the workloads whose names contain one of these words")
@@ -139,16 +149,16 @@ def main() -> None:
     if args.survey_only or not slow:
         return
     print(f"\n{'tuned, ' + str(args.trials) + ' trials':<32}{'s/trial':>8}{'default':>9}"
-          f"{'tuned':>8}{'of peak':>8}{'tuned/default':>15}")
+          f"{'tuned':>8}{'of peak':>8}{'tuned/default':>15}  pick, load")
     for w in slow:
-        tuned, per_trial = tune(w, args.trials, args.seed)
+        tuned, per_trial, picked = tune(w, args.trials, args.seed, args.remeasure)
         best = compare(w.timers(default=w.default, tuned=tuned), args.rounds)
         speedup = best["default"] / best["tuned"]
         peaks = machine_peaks(kernel_gflops=w.gflops(best["tuned"]))
         print(f"{w.name:<32}{per_trial:8.2f}{w.gflops(best['default']):9.1f}"
               f"{w.gflops(best['tuned']):8.1f}{peaks.share(w.gflops(best['tuned'])):>8}"
-              f"{speedup:14.2f}x  {'beats by 10%' if speedup >= 1.1 else 'not 10% faster'}",
-              flush=True)
+              f"{speedup:14.2f}x  {picked}, {os.getloadavg()[0]:.1f}  "
+              f"{'beats by 10%' if speedup >= 1.1 else 'not 10% faster'}", flush=True)
 
 
 if __name__ == "__main__":

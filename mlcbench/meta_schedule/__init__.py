@@ -33,8 +33,8 @@ from .feature_extractor import FeatureExtractor, PerStoreFeature
 from .xgb_model import XGBConfig, XGBModel
 
 # -- search and tuning entry points -----------------------------------------------------
-from . import (evolutionary_search, relax_integration, search_strategy, task_scheduler,
-               tir_integration, tune, tune_context, tuning_round, utils)
+from . import (evolutionary_search, relax_integration, remeasure, search_strategy,
+               task_scheduler, tir_integration, tune, tune_context, tuning_round, utils)
 from .search_strategy import (EvolutionarySearch, MeasureCandidate, ReplayFunc, ReplayTrace,
                               SearchStrategy)
 from .task_scheduler import GradientBased, RoundRobin, TaskScheduler

@@ -3,12 +3,12 @@
 Each round takes one task's next candidates from its search strategy, builds and runs
 them, writes every result to the database (failures included, so they are never
 measured again), updates the cost model, and reports a :class:`TuningRound` to the
-callbacks. With ``remeasure_top_k``, the fastest few programs of each task are measured
-again at the end, in turn for several rounds, and those figures replace the first ones
-(a program measured once while the machine was busy elsewhere can look faster or
-slower than it is). ``RoundRobin`` visits the tasks in turn; ``GradientBased`` (Ansor's
-scheduler) gives the next round to the task whose weighted latency is expected to drop
-most::
+callbacks. With ``remeasure_top_k``, the fastest few programs of each task and its
+default schedule are measured again at the end, in turn for several rounds, and those
+figures replace the first ones (a program measured once while the machine was busy
+elsewhere can look faster or slower than it is; see :mod:`.remeasure`).
+``RoundRobin`` visits the tasks in turn; ``GradientBased`` (Ansor's scheduler) gives the
+next round to the task whose weighted latency is expected to drop most::
 
     TaskScheduler.create("gradient").tune(tasks, task_weights, max_trials_global=256, ...)
 """
@@ -18,11 +18,11 @@ import time
 from dataclasses import dataclass
 
 from ..ir.errors import MLCBenchError, TuningError
-from .adaptive_timing import FULL, Measurement
 from .arg_info import ArgInfo
 from .background import BackgroundCall
 from .builder import BuilderInput, remove_artifact
 from .database import MAX_RUN_SECS, TuningRecord
+from .remeasure import remeasure
 from .runner import RunnerInput, RunnerResult
 from .tuning_round import MeasuredCandidate, TuningRound, summary_table
 from .metrics import spearman
@@ -91,8 +91,8 @@ class TaskScheduler:
              cost_model, callbacks=(), progress_bar: bool = True, remeasure_top_k: int = 0,
              remeasure_rounds: int = 3) -> None:
         """Tune ``tasks`` (TuneContexts) until the budgets are spent or every space is;
-        then measure the ``remeasure_top_k`` fastest programs of each task again,
-        ``remeasure_rounds`` times in turn (0: not at all)."""
+        then measure the ``remeasure_top_k`` fastest programs of each task and its
+        default schedule again, ``remeasure_rounds`` times in turn (0: not at all)."""
         if remeasure_top_k < 0 or remeasure_rounds < 1:
             raise TuningError(f"tune: remeasure_top_k must be >= 0 and remeasure_rounds "
                               f">= 1, found {remeasure_top_k} and {remeasure_rounds}")
@@ -182,48 +182,11 @@ class TaskScheduler:
         return self._account(task, task_id, candidates, results, budget, clock, model_trained)
 
     def _remeasure(self, task, builder, runner, database, top_k: int, rounds: int) -> None:
-        """Build the task's ``top_k`` fastest records once, run them in turn ``rounds``
-        times, and commit each again with the mean of every round (the database then
-        ranks it by that); a program that failed in every round is committed as failed."""
-        records = database.get_top_k(task.workload, top_k)
-        # With one record there is nothing to rank again.
-        if len(records) < 2:
-            return
+        """The task's ``top_k`` fastest programs and its default schedule measured again,
+        in turn (see :mod:`.remeasure`); the task's best is then the database's."""
         clock = _PhaseClock()
-        context = task.context
-        built = builder.build([BuilderInput(r.as_schedule().mod, context.target)
-                               for r in records])
-        clock.lap("build")
-        args_info = ArgInfo.from_entry_func(context.mod)
-        ready = [(r, b) for r, b in zip(records, built) if b.error_msg is None]
-        seconds = {id(r): [] for r, _ in ready}
-        calls = {id(r): 0 for r, _ in ready}
-        errors = {}
-        try:
-            # Rounds run every program in turn, so a busy spell touches all of them alike.
-            for _ in range(rounds):
-                inputs = [RunnerInput(b.artifact_path, context.target.kind.name,
-                                      r.args_info or args_info, task.reference_path)
-                          for r, b in ready]
-                for (record, _), future in zip(ready, runner.run(inputs) if inputs else []):
-                    result = future.result()
-                    if result.error_msg is None:
-                        seconds[id(record)].append(_mean(result.run_secs))
-                        calls[id(record)] += getattr(result.measurement, "calls", 0)
-                    else:
-                        errors[id(record)] = result.error_msg
-        finally:
-            for _, b in ready:
-                remove_artifact(b.artifact_path)
-        for record, b in zip(records, built):
-            run_secs = seconds.get(id(record))
-            error = None if run_secs else (b.error_msg or errors.get(id(record))
-                                           or "no timing")
-            database.commit_tuning_record(TuningRecord(
-                record.trace, task.workload, run_secs if run_secs else [MAX_RUN_SECS],
-                context.target, record.args_info, error,
-                Measurement(FULL, calls[id(record)]) if run_secs else None))
-        clock.lap("run")
+        remeasure(task.context, task.workload, builder, runner, database, top_k, rounds,
+                  task.reference_path, clock)
         best = database.get_top_k(task.workload, 1)
         task.best_secs = best[0].mean_run_secs if best else MAX_RUN_SECS
         task.charge(clock)

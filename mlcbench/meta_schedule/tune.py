@@ -77,11 +77,13 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
     seed
         Seeds every random choice (None: random).
     remeasure_top_k, remeasure_rounds
-        At the end, the ``remeasure_top_k`` fastest programs are measured again, in
-        turn, ``remeasure_rounds`` times; those figures replace the first ones, so a
-        program that was measured while the machine was busy does not win by luck
-        (0, the default as in TVM: keep the first figures; the database then holds
-        ``remeasure_top_k`` more records).
+        At the end, the ``remeasure_top_k`` fastest programs and the default schedule
+        are measured again, in turn, ``remeasure_rounds`` times; those figures replace
+        the first ones, so a program that was measured while the machine was quiet
+        does not win by luck, nor the default lose by a busy spell (see
+        :mod:`.remeasure`; the database then holds up to ``remeasure_top_k + 1`` more
+        records per task). 0, the default as in TVM: nothing is measured again, the
+        default schedule's first figure included.
     module_equality
         How workloads are told apart: ``"structural"`` (their structural hash) is the
         only value supported; TVM's other values are refused.
