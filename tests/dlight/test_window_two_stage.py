@@ -51,6 +51,15 @@ def test_row_buffer_is_one_row(default_schedule):
     assert 'pool_row_max = T.allocate([112], "float32", "global")' in text
 
 
+def test_odd_width_rows_are_vectorized_but_their_tail(default_schedule):
+    """113 columns: 14 tiles of 8 in vector code, the 113th in the serial version."""
+    func = default_schedule(_max_pool((1, 64, 113, 113), pad=0), Target("llvm -mcpu=znver3"))
+    text = mlcbench.lower(mlcbench.IRModule({"main": func})).script()
+    row_stage = text[:text.index("pool_max_1[")]
+    assert "pool_row_max_1[ax0_0 * 8:ax0_0 * 8 + 8] = T.max(" in row_stage
+    assert "else:" in row_stage
+
+
 def test_small_pools_stay_on_one_thread(default_schedule):
     assert "T.parallel" not in default_schedule(_max_pool((1, 4, 16, 16))).script()
 
