@@ -34,6 +34,9 @@ Rules (an expression is *vector* when it depends on the loop variable):
       else:
           for v in range(8):
               C[j * 8 + v] = T.if_then_else(16 * j + 2 * v >= 1, A[16 * j + 2 * v - 1], -inf)
+* An ``if`` without ``else`` whose condition varies across lanes (the predicate of a
+  split's tail, ``if i * 8 + v < 113``) versions the loop the same way: the vector
+  code runs the tiles where it holds on every lane, the serial loop the tail.
 * A load whose last index is a ``Ramp`` is a vector load (dtype ``float32xN``); a load
   whose indices do not vary is a scalar load, broadcast. A store needs a ``Ramp`` as
   its last index; the stored value is broadcast when it is scalar.
@@ -44,9 +47,10 @@ Rules (an expression is *vector* when it depends on the loop variable):
 
 When a loop cannot be vectorized it stays a loop of kind ``SERIAL`` (correct before
 fast): a symbolic extent; a store whose last index does not vary across lanes (every
-lane writes one element, a reduction across lanes); an ``if`` or ``assert`` whose
-condition varies across lanes; a load guarded by a lane-dependent condition that is not
-a conjunction of affine comparisons; an index that is not affine in the lanes (a gather);
+lane writes one element, a reduction across lanes); an ``if`` with an ``else``, or an
+``assert``, whose condition varies across lanes; a load or an ``if`` guarded by a
+lane-dependent condition that is not a conjunction of affine comparisons; an index that
+is not affine in the lanes (a gather);
 ``call_extern`` or side effects that depend on the lanes; an ``Allocate`` or a
 parallel loop inside; a body that already holds vectors. Vectorizing assumes lanes are
 independent (no dependence carried across iterations of the loop), which
@@ -379,10 +383,29 @@ class _BodyVectorizer(_ExprVectorizer):
         raise NotVectorizable("a side effect (Evaluate) would run once instead of per lane")
 
     def visit_IfThenElse(self, stmt):
+        if stmt.else_case is None and lanes_of(self.visit(stmt.condition)) > 1:
+            return self._predicated(stmt)
         condition = self._uniform(stmt.condition, "if condition")
         then_case = self.visit(stmt.then_case)
         else_case = self.visit(stmt.else_case) if stmt.else_case is not None else None
         return IfThenElse(condition, then_case, else_case)
+
+    def _predicated(self, stmt):
+        """A lane-dependent ``if`` without ``else`` (a split's tail predicate) is a guard
+        like a load's: its lane-dependent conjuncts go to ``guards``, the others stay a
+        scalar condition around the vector code."""
+        uniform = []
+        for conjunct in _conjuncts(stmt.condition):
+            vector = self.visit(conjunct)
+            if lanes_of(vector) == 1:
+                uniform.append(vector)
+            elif self._holds_on_an_interval(conjunct, vector):
+                self.guards.append(conjunct)
+            else:
+                raise NotVectorizable("if condition varies across lanes and is not a "
+                                      "comparison affine in the lanes")
+        then_case = self.visit(stmt.then_case)
+        return IfThenElse(_all_of(uniform), then_case, None) if uniform else then_case
 
     def visit_AssertStmt(self, stmt):
         condition = self._uniform(stmt.condition, "assert condition")

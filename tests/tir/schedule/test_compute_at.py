@@ -39,6 +39,50 @@ def test_compute_at_tile_of_consumer():
     check_numeric(sch.mod["main"], lambda a, c: a * 2 + 1)
 
 
+
+@T.prim_func
+def shifted_guarded_read(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((16, 8))
+    for i, j in T.grid(16, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.if_then_else(1 <= vj, B[vi, vj - 1], T.float32(0))
+
+
+@T.prim_func
+def guarded_read_producer_in_bounds(A: T.Buffer((16, 8), "float32"),
+                                    C: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((16, 8))
+    for i in range(16):
+        for ax0 in range(7):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(8, ax0)
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(B[vi, vj - 1])
+                T.writes(C[vi, vj])
+                C[vi, vj] = T.if_then_else(1 <= vj, B[vi, vj - 1], T.float32(0))
+
+
+def test_compute_at_cuts_a_guarded_read_region_to_the_buffer():
+    """C reads B[vj - 1] for vj in [0, 8): the region [-1, 6] is cut to [0, 6], seven
+    iterations and no predicate (the guard keeps B[-1] from being read)."""
+    sch = Schedule(shifted_guarded_read)
+    i, _ = sch.get_loops("C")
+    sch.compute_at(sch.get_block("B"), i)
+    check_after(shifted_guarded_read, sch, guarded_read_producer_in_bounds)
+    check_numeric(sch.mod["main"], lambda a, c: np.pad(a[:, :-1] * 2, ((0, 0), (1, 0))))
+
+
 matmul_relu = make_mm_relu(8, 8, 8)
 
 

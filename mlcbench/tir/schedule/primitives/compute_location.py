@@ -87,6 +87,22 @@ def _access_region(blocks_under, buffer, loop, analyzer, reads: bool, relaxed=()
     return sets
 
 
+def _within_buffer(sets, buffer, analyzer) -> list:
+    """A consumer's read region cut to the buffer's shape where both bounds are constants.
+    A padded read guards its index (``T.if_then_else(0 <= w - 1, row[w - 1], -inf)``) yet
+    the region still spans ``[-1, 111]`` of a 112-wide row; computed over that, the moved
+    producer would run 113 iterations, one under a predicate, and no vector tile fits."""
+    clipped = []
+    for dim, s in zip(buffer.shape, sets):
+        lo, hi, extent = const_int(s.min_value), const_int(s.max_value), const_int(dim)
+        if lo is not None and hi is not None and extent is not None and \
+                max(lo, 0) <= min(hi, extent - 1):
+            s = IntSet(const(max(lo, 0), s.min_value.dtype),
+                       const(min(hi, extent - 1), s.max_value.dtype))
+        clipped.append(s)
+    return clipped
+
+
 def _min(a, b):
     return binary(Min, a, b)
 
@@ -185,7 +201,8 @@ def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: b
         sets = _access_region(_blocks_below(loop_hit.node), region.buffer, loop_hit.node,
                               analyzer, reads=not reverse, relaxed=relaxed)
         if sets is not None:
-            needed[id(region.buffer)] = sets
+            needed[id(region.buffer)] = sets if reverse else \
+                _within_buffer(sets, region.buffer, analyzer)
     if not needed:
         role = "producer" if reverse else "consumer"
         fail(primitive, f"no {role} of block {block_name!r} is under loop {loop_var.name!r}",
