@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..target.tags import BASE_REGISTERS
 from ..tir.stmt import For, ForKind
 
 __all__ = ["GPULimits", "gpu_limits", "is_gpu_target", "thread_tag", "thread_extents"]
@@ -38,7 +39,6 @@ def register_estimate(words: int) -> int:
     """Registers a thread with ``words`` 4-byte words of local buffers is estimated to
     need: the estimate of lowering's VerifyGPUCode and of the simulator's occupancy, so
     that a candidate the search keeps also lowers."""
-    from ..codegen.gpu.model import BASE_REGISTERS
     return BASE_REGISTERS + words
 
 

@@ -26,6 +26,11 @@ from __future__ import annotations
 
 from .llvm_check import TargetError
 
+# Registers a thread is estimated to need besides its local buffers (indices, addresses,
+# loop counters): lowering's VerifyGPUCode, the tuner's tile sampler and the simulated
+# GPU's occupancy share this estimate, so a candidate the search keeps also lowers.
+BASE_REGISTERS = 16
+
 # Per compute capability, from the CUDA C++ Programming Guide, appendix "Compute
 # Capabilities", table "Technical Specifications per Compute Capability".
 _COMMON = {

@@ -30,7 +30,6 @@ from .access import GPUSimulationError
 
 LAUNCH_SECONDS = 2e-6
 OCCUPANCY_FOR_FULL_SPEED = 0.5
-BASE_REGISTERS = 16
 
 # A GeForce RTX 2080 Ti (sm_75): the figures used where a target lacks one.
 _DEFAULTS = {

@@ -25,10 +25,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...target.tags import BASE_REGISTERS
 from ...tir import stmt as S
 from ...tir.functor import post_order_visit
 from .launch import LaunchNest
-from .model import BASE_REGISTERS, GPUSpec, ModeledTime, Occupancy, modeled_time, occupancy
+from .model import GPUSpec, ModeledTime, Occupancy, modeled_time, occupancy
 from .trace import KernelTracer
 
 

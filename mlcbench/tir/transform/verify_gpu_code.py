@@ -30,6 +30,7 @@ from __future__ import annotations
 from ...ir.dtype import dtype as as_dtype
 from ...ir.errors import CodegenError
 from ...ir.transform import prim_func_pass
+from ...target.tags import BASE_REGISTERS
 from ..expr import BufferLoad, Call
 from ..functor import pre_order_visit
 from ..stmt import Allocate, BufferStore
@@ -142,7 +143,6 @@ def _scope_problems(name, buffers, scope, key, limit, unit, target_text) -> list
 
 
 def _register_problems(name, kernel, loops, attrs, target_text) -> list:
-    from ...codegen.gpu.model import BASE_REGISTERS
     local = []
     pre_order_visit(kernel.body, lambda n: local.append(n.buffer) if isinstance(n, Allocate)
                     and (n.buffer.scope or "").startswith("local") else None)
