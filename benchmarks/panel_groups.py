@@ -1,14 +1,16 @@
-"""The Matmul rule's column-tile groups against the ungrouped nest, same run, numpy alongside.
+"""Column-tile groups of the Matmul and Conv2D rules against the ungrouped nests, same run.
 
-Run: ``python benchmarks/panel_groups.py [--rounds 5] [--shapes 1024x1024x1024 ...]``
-(``OMP_NUM_THREADS`` sets our threads).
+Run: ``python benchmarks/panel_groups.py [--rounds 5] [--shapes 1024x1024x1024 ...]
+[--convs 512x512x7x3 ...]`` (``OMP_NUM_THREADS`` sets our threads).
 
-Each product ``A[m, k] @ B[k, n]`` is built twice with the default schedule: once as
-it is (column tiles in groups whose packed panels fit ``PANEL_GROUP_BYTES``, the group
-outside the row tiles) and once with the budget lifted so no group forms (row tiles
-outside, all of B walked per row tile). Both are checked against numpy and timed with
-``timing.compare`` in interleaved rounds. GFLOPS are printed beside their share of the
-machine's measured FMA peak (``machine_peaks``).
+Each product ``A[m, k] @ B[k, n]`` (``MxKxN``) and each NCHW convolution with relu
+(``CINxCOUTxSIZExKERNEL``, stride 1, same padding: ResNet-50's layers) is built twice
+with the default schedule: once as it is (column tiles in groups whose packed panels fit
+``PANEL_GROUP_BYTES``: outside the row tiles, and for convolutions outside the output
+rows) and once with the budget lifted so no group forms. Both are checked against
+numpy (products) or each other (convolutions) and timed with ``timing.compare`` in
+interleaved rounds, numpy's product alongside. GFLOPS are printed beside their share of
+the machine's measured FMA peak (``machine_peaks``).
 """
 from __future__ import annotations
 
@@ -27,14 +29,15 @@ from mlcbench.target import Target  # noqa: E402
 from timing import call, compare, kernel  # noqa: E402
 
 SHAPES = ("1024x1024x1024", "128x768x3072", "512x512x2048")
+CONVS = ("512x512x7x3", "256x1024x14x1", "256x256x14x3", "128x128x28x3", "64x64x56x3")
 
 
-def build(m: int, k: int, n: int, budget: int, target):
-    """The default-scheduled ``A @ B`` with ``budget`` bytes for a group of panels."""
+def build(tensors, budget: int, target):
+    """The default-scheduled function of ``tensors`` with ``budget`` bytes for a group
+    of panels."""
     saved, tiling.PANEL_GROUP_BYTES = tiling.PANEL_GROUP_BYTES, budget
     try:
-        a, b = te.placeholder((m, k), name="A"), te.placeholder((k, n), name="B")
-        mod = mlcbench.IRModule({"main": te.create_prim_func([a, b, topi.nn.matmul(a, b)])})
+        mod = mlcbench.IRModule({"main": te.create_prim_func(list(tensors))})
         with target:
             mod = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(mod)
         return mlcbench.build(mod, target=target)
@@ -42,37 +45,62 @@ def build(m: int, k: int, n: int, budget: int, target):
         tiling.PANEL_GROUP_BYTES = saved
 
 
-def figures(shape: str, rounds: int, target) -> dict:
+def matmul_case(shape: str):
     m, k, n = (int(v) for v in shape.split("x"))
+    a, b = te.placeholder((m, k), name="A"), te.placeholder((k, n), name="B")
     rng = np.random.default_rng(0)
-    a, b = rng.random((m, k), dtype="float32"), rng.random((k, n), dtype="float32")
-    libs = {"grouped": build(m, k, n, tiling.PANEL_GROUP_BYTES, target),
-            "ungrouped": build(m, k, n, 1 << 62, target)}
-    outs = {name: np.zeros((m, n), "float32") for name in libs}
+    arrays = [rng.random((m, k), dtype="float32"), rng.random((k, n), dtype="float32")]
+    return [a, b, topi.nn.matmul(a, b)], arrays, 2 * m * n * k, lambda x, y: x @ y
+
+
+def conv_case(shape: str):
+    c_in, c_out, size, kernel_size = (int(v) for v in shape.split("x"))
+    x = te.placeholder((1, c_in, size, size), name="x")
+    w = te.placeholder((c_out, c_in, kernel_size, kernel_size), name="w")
+    y = topi.nn.relu(topi.nn.conv2d_nchw(x, w, 1, kernel_size // 2, 1))
+    rng = np.random.default_rng(0)
+    arrays = [rng.random((1, c_in, size, size), dtype="float32"),
+              rng.random((c_out, c_in, kernel_size, kernel_size), dtype="float32")]
+    return [x, w, y], arrays, 2 * c_out * c_in * kernel_size ** 2 * size ** 2, None
+
+
+def figures(case, rounds: int, target) -> dict:
+    tensors, arrays, flops, reference = case
+    libs = {"grouped": build(tensors, tiling.PANEL_GROUP_BYTES, target),
+            "ungrouped": build(tensors, 1 << 62, target)}
+    shape = [int(v) for v in tensors[-1].shape]
+    outs = {name: np.zeros(shape, "float32") for name in libs}
     for name, lib in libs.items():
-        lib["main"](a, b, outs[name])
-        np.testing.assert_allclose(outs[name], a @ b, rtol=1e-3)
-    contenders = {name: kernel(lib, "main", a, b, outs[name]) for name, lib in libs.items()}
-    contenders["numpy"] = call(lambda: a @ b)
+        lib["main"](*arrays, outs[name])
+    expected = reference(*arrays) if reference else outs["ungrouped"]
+    np.testing.assert_allclose(outs["grouped"], expected, rtol=1e-3)
+    contenders = {name: kernel(lib, "main", *arrays, outs[name]) for name, lib in libs.items()}
+    if reference:
+        contenders["numpy"] = call(lambda: reference(*arrays))
     best = compare(contenders, rounds=rounds, min_repeat_ms=200)
-    return {name: 2 * m * n * k / seconds / 1e9 for name, seconds in best.items()}
+    return {name: flops / seconds / 1e9 for name, seconds in best.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--shapes", nargs="*", default=list(SHAPES), help="MxKxN")
+    parser.add_argument("--convs", nargs="*", default=list(CONVS),
+                        help="CINxCOUTxSIZExKERNEL")
     args = parser.parse_args()
     target = Target("llvm")
-    rows = [(shape, figures(shape, args.rounds, target)) for shape in args.shapes]
+    rows = [(shape, figures(matmul_case(shape), args.rounds, target)) for shape in args.shapes]
+    rows += [(f"conv {shape}", figures(conv_case(shape), args.rounds, target))
+             for shape in args.convs]
     peak = machine_peaks(kernel_gflops=max(max(r.values()) for _, r in rows)).gflops
     print(f"host CPU {target.mcpu}, vector width {target.vector_width_bits} bits, "
           f"{target.num_cores} cores; FMA peak {peak:.0f} GFLOPS")
-    print(f"{'M x K x N':<16}{'grouped':>9}{'of peak':>9}{'ungrouped':>11}{'of peak':>9}"
+    print(f"{'workload':<22}{'grouped':>9}{'of peak':>9}{'ungrouped':>11}{'of peak':>9}"
           f"{'numpy':>8}{'grouped / ungrouped':>21}")
     for shape, r in rows:
-        print(f"{shape:<16}{r['grouped']:>9.1f}{r['grouped'] / peak:>9.0%}"
-              f"{r['ungrouped']:>11.1f}{r['ungrouped'] / peak:>9.0%}{r['numpy']:>8.1f}"
+        numpy = f"{r['numpy']:>8.1f}" if "numpy" in r else f"{'-':>8}"
+        print(f"{shape:<22}{r['grouped']:>9.1f}{r['grouped'] / peak:>9.0%}"
+              f"{r['ungrouped']:>11.1f}{r['ungrouped'] / peak:>9.0%}{numpy}"
               f"{r['grouped'] / r['ungrouped']:>20.2f}x")
     print(f"GFLOPS; groups of panels up to {tiling.PANEL_GROUP_BYTES >> 10} KB; numpy with "
           "its default threads")

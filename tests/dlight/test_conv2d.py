@@ -8,6 +8,7 @@ from hypothesis import assume, given, settings, strategies as st
 import mlcbench
 from mlcbench import te, topi
 from mlcbench.dlight.cpu import Conv2D
+from mlcbench.dlight.cpu import tiling
 from mlcbench.dlight.cpu.tiling import choose_conv_tile
 from mlcbench.topi import testing as ref
 
@@ -293,3 +294,37 @@ def test_depthwise_matches_numpy_for_any_stride(channels, size, kernel, stride, 
     x, w, y = _conv_nchw(channels, channels, size, kernel, stride, pad, groups=channels)
     expected = ref.conv2d_nchw_python(a, wt, stride, (pad,) * 4, 1, channels)
     np.testing.assert_allclose(run_te([x, w], y, [a, wt]), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_weights_beyond_l2_put_channel_tiles_outside_the_rows(default_schedule, named_target):
+    """ResNet's 3x3 512->512 layer at 7x7: 9.4 MB of weights, far beyond
+    ``PANEL_GROUP_BYTES``, so the channel tiles go outermost (groups of panels that fit,
+    here one panel each) and every output row reuses the panel from L2, instead of each
+    row streaming all the weights (2 Zen 1 cores: 33 -> 45 GFLOPS, panel_groups.py)."""
+    func, _ = _lowered_conv(default_schedule, 512, 512, 7, 3, named_target)
+    rows, cols = _register_tile(func)
+    panel = 512 * 9 * cols * 4
+    assert panel > tiling.PANEL_GROUP_BYTES // 2      # no two panels fit: groups of one
+    nest = (rf"for ff_0 in T\.parallel\({512 // cols}\):\s*"
+            rf"for nn, yy, xx_0 in T\.grid\(1, 7, {-(-7 // rows)}\):")
+    assert re.search(nest, func.script()), func.script()
+
+
+@settings(max_examples=10, deadline=None)
+@given(c_in=st.integers(1, 12), c_out=st.integers(1, 40), size=st.integers(3, 12),
+       kernel=st.sampled_from([1, 3]), stride=st.integers(1, 2),
+       budget=st.sampled_from([256, 2 << 10, 8 << 10]), groups=st.sampled_from([1, 2]))
+def test_grouped_channel_tiles_match_numpy(c_in, c_out, size, kernel, stride, budget, groups,
+                                           run_te):
+    """Small budgets put any convolution's channel tiles into groups (of one or more
+    panels) outside the output rows."""
+    c_in, c_out = c_in * groups, c_out * groups
+    rng = np.random.default_rng(c_in * 97 + c_out * 13 + size * 5 + budget)
+    a = rng.standard_normal((1, c_in, size, size)).astype("float32")
+    wt = rng.standard_normal((c_out, c_in // groups, kernel, kernel)).astype("float32")
+    x, w, y = _conv_nchw(c_in, c_out, size, kernel, stride, groups=groups)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tiling, "PANEL_GROUP_BYTES", budget)
+        got = run_te([x, w], topi.nn.relu(y), [a, wt])
+    expected = ref.conv2d_nchw_python(a, wt, stride, (kernel // 2,) * 4, 1, groups)
+    np.testing.assert_allclose(got, np.maximum(expected, 0), rtol=1e-4, atol=1e-4)

@@ -30,6 +30,11 @@ For ResNet-50's ``conv2d_nchw(x[1, 64, 56, 56], w[64, 64, 3, 3])`` on an AVX2 ho
   and the width tiles inner, so the row's input pixels stay in L1 across the channel
   tiles and each packed weight panel across the width tiles, and the tile indices are
   loop counters. All reduction loops run inside a tile in the function's order.
+  Where the packed weights outgrow ``tiling.PANEL_GROUP_BYTES`` (ResNet's 3x3 512->512
+  layer at 7x7: 9.4 MB), the channel tiles go outermost in groups of panels that fit,
+  so each output row finds its panel in L2 instead of streaming every weight from L3
+  (that layer on 2 Zen 1 cores: 33 -> 45 GFLOPS, 3x3 256->256 at 14x14 55 -> 61,
+  ``benchmarks/panel_groups.py``; layers whose weights fit keep their nest).
 * Epilogue: injective consumers (bias, relu) are inlined into the accumulator's
   write-back; the padding and packing blocks are vectorized like elementwise ones.
 * A vector axis read with a stride (a depthwise convolution at stride 2, whose only

@@ -172,7 +172,10 @@ def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False)
     (``column groups > row tiles > column tiles``): every row tile then finds the
     group's panels in L2 instead of streaming all of B from L3 once per row tile.
     On AVX-512's 8 x 32 tile a 1024^3 product reads 128 bytes of B per 16
-    multiply-adds, 44 GB/s per core at full speed, more than L3 gives one core. With ``row_tiles_inner`` (convolutions) the nest is
+    multiply-adds, 44 GB/s per core at full speed, more than L3 gives one core.
+    Convolutions (``row_tiles_inner``) whose weights outgrow the budget put the
+    groups outermost, outside the output rows: ``group > rows > column tiles in
+    group > row tiles``. With ``row_tiles_inner`` (convolutions) the nest is
     ``parallel(batch, output rows) > column tiles > row tiles`` instead: one output
     row's input pixels stay in L1 across the column tiles, each column tile's packed
     weights across the row tiles, and the tile indices are loop counters rather than
@@ -198,9 +201,12 @@ def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False)
               if iv.iter_type.name != "DATA_PAR"]
     others = [loop_of[iv.var] for iv in data_par
               if iv.var is not row_iv.var and iv.var is not col_iv.var]
-    grouped = None if row_tiles_inner else _grouped_column_tiles(
-        sch, i0, j0, cols, reduce, float_bits(info))
-    if row_tiles_inner:
+    # A panel is reused by every row tile, in convolutions also across output rows.
+    reusers = others + [i0] if row_tiles_inner else [i0]
+    grouped = _grouped_column_tiles(sch, j0, i0, reusers, cols, reduce, float_bits(info))
+    if row_tiles_inner and grouped:
+        spatial = [grouped[0]] + others + grouped[2:] + [i0]
+    elif row_tiles_inner:
         spatial = others + [j0, i0]
     elif grouped:
         spatial = others + grouped
@@ -222,13 +228,13 @@ def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False)
     return True
 
 
-def _grouped_column_tiles(sch, i0, j0, cols: int, reduce, bits: int) -> list:
+def _grouped_column_tiles(sch, j0, i0, reusers, cols: int, reduce, bits: int) -> list:
     """``[j_group, i0, j_in_group]`` (``[j0, i0]`` for groups of one) when the panels of
-    all column tiles outgrow ``PANEL_GROUP_BYTES`` and several row tiles reuse them,
-    else None (the nest stays ``i0 > j0``)."""
+    all column tiles outgrow ``PANEL_GROUP_BYTES`` and the loops ``reusers`` (the row
+    tiles; in convolutions also the output rows) run more than once, else None."""
     panel = (total_extent(sch, reduce) or 0) * cols * bits // 8
-    tiles_j, tiles_i = total_extent(sch, [j0]), total_extent(sch, [i0])
-    if not panel or not tiles_j or not tiles_i or tiles_i < 2 \
+    tiles_j, reuse = total_extent(sch, [j0]), total_extent(sch, reusers)
+    if not panel or not tiles_j or not reuse or reuse < 2 \
             or tiles_j * panel <= PANEL_GROUP_BYTES:
         return None
     # A group that divides the column tiles: a partial group would test its bound per tile.
