@@ -294,19 +294,25 @@ class _ExprVectorizer(StmtExprMutator):
                           broadcast(false_value, self.lanes), dtype)
         raise NotVectorizable(f"call {op.op} depends on the vectorized loop variable")
 
-    def _guarded_load(self, op, true_value, false_value, dtype):
-        """The vector code for when the guard's lane-dependent conjuncts hold on every
-        lane: those go to ``guards``, the lane-independent ones stay a scalar condition."""
+    def _split_guard(self, condition, what: str) -> list:
+        """The vectorized conjuncts of ``condition`` that are the same on every lane; the
+        lane-dependent ones, each a comparison affine in the lanes, go to ``guards``."""
         uniform = []
-        for conjunct in _conjuncts(op.args[0]):
+        for conjunct in _conjuncts(condition):
             vector = self.visit(conjunct)
             if lanes_of(vector) == 1:
                 uniform.append(vector)
             elif self._holds_on_an_interval(conjunct, vector):
                 self.guards.append(conjunct)
             else:
-                raise NotVectorizable("if_then_else guards a load with a condition that is "
-                                      "not a comparison affine in the lanes")
+                raise NotVectorizable(f"{what} a condition that is not a comparison affine "
+                                      "in the lanes")
+        return uniform
+
+    def _guarded_load(self, op, true_value, false_value, dtype):
+        """The vector code for when the guard's lane-dependent conjuncts hold on every
+        lane: those go to ``guards``, the lane-independent ones stay a scalar condition."""
+        uniform = self._split_guard(op.args[0], "if_then_else guards a load with")
         true_value = broadcast(true_value, self.lanes)
         if not uniform:
             return true_value
@@ -394,16 +400,7 @@ class _BodyVectorizer(_ExprVectorizer):
         """A lane-dependent ``if`` without ``else`` (a split's tail predicate) is a guard
         like a load's: its lane-dependent conjuncts go to ``guards``, the others stay a
         scalar condition around the vector code."""
-        uniform = []
-        for conjunct in _conjuncts(stmt.condition):
-            vector = self.visit(conjunct)
-            if lanes_of(vector) == 1:
-                uniform.append(vector)
-            elif self._holds_on_an_interval(conjunct, vector):
-                self.guards.append(conjunct)
-            else:
-                raise NotVectorizable("if condition varies across lanes and is not a "
-                                      "comparison affine in the lanes")
+        uniform = self._split_guard(stmt.condition, "an if varies across lanes with")
         then_case = self.visit(stmt.then_case)
         return IfThenElse(_all_of(uniform), then_case, None) if uniform else then_case
 
