@@ -32,6 +32,7 @@ from mlcbench import te  # noqa: E402
 from mlcbench.ir.module import IRModule  # noqa: E402
 from mlcbench import meta_schedule as ms  # noqa: E402
 from mlcbench.driver.machine_peaks import machine_peaks  # noqa: E402
+from mlcbench.meta_schedule.database import first_per_trace  # noqa: E402
 from mlcbench.target import Target, host_cpu_name  # noqa: E402
 from mlcbench.tir.build import build  # noqa: E402
 from timing import call, compare, kernel  # noqa: E402
@@ -92,11 +93,11 @@ def main() -> None:
         database = ms.JSONDatabase(work_dir=work_dir)
     wall = time.perf_counter() - start
     records = database.get_all_tuning_records()
-    trials = len(trial_records(records))
+    trials = len(first_per_trace(records))
     flops = 2 * n ** 3
     print(f"\n{len(records)} records ({trials} trials) in {work_dir}; "
           f"tuning wall time {wall:.0f} s")
-    picks = [(str(count), best_within(trial_records(records), count))
+    picks = [(str(count), best_within(first_per_trace(records), count))
              for count in checkpoints(trials)]
     picks.append(("pick", database.query_tuning_record(mod, TARGET)))
     results = []
@@ -118,17 +119,6 @@ def main() -> None:
         print(f"{label:>7} {ours:8.1f} {peaks.share(ours):>8} {theirs:13.1f} "
               f"{peaks.share(theirs):>8} {ours / theirs:8.2f}x {ours / last:7.0%}  {what}")
     print_phase_times(rounds)
-
-
-def trial_records(records) -> list:
-    """The records of measured trials, in order: without the second measurements that
-    ``remeasure_top_k`` appends (a trace already seen)."""
-    seen, out = set(), []
-    for record in records:
-        if record.trace_key not in seen:
-            seen.add(record.trace_key)
-            out.append(record)
-    return out
 
 
 def describe(record) -> str:

@@ -253,6 +253,17 @@ def latest_per_trace(records) -> list[TuningRecord]:
     return [r for n, r in enumerate(records) if n in keep]
 
 
+def first_per_trace(records) -> list[TuningRecord]:
+    """``records`` with only the first of those that share a trace, in order: the trials
+    as they were measured, without the figures ``remeasure_top_k`` appended later."""
+    seen, kept = set(), []
+    for record in records:
+        if record.trace_key not in seen:
+            seen.add(record.trace_key)
+            kept.append(record)
+    return kept
+
+
 class Database:
     """Base of record stores. Subclasses implement the four storage methods; the queries
     (``get_top_k``, ``query_*``) are shared.

@@ -38,7 +38,7 @@ import warnings
 from .adaptive_timing import FULL, Measurement
 from .arg_info import ArgInfo
 from .builder import BuilderInput, remove_artifact
-from .database import MAX_RUN_SECS, TuningRecord, latest_per_trace
+from .database import MAX_RUN_SECS, TuningRecord, first_per_trace, latest_per_trace
 from .runner import RunnerInput
 
 __all__ = ["remeasure", "default_schedule_records", "MAX_PASSES"]
@@ -54,7 +54,7 @@ def remeasure(context, workload, builder, runner, database, top_k: int, rounds: 
     that settles the choice (see the module docstring). ``clock`` (with
     ``lap(phase)``) is told of the build and run phases. Nothing is measured when
     fewer than two programs are there to compare."""
-    programs = _distinct(database.get_top_k(workload, top_k)
+    programs = first_per_trace(database.get_top_k(workload, top_k)
                          + default_schedule_records(context, database, workload))
     if len(programs) < 2:
         return
@@ -86,16 +86,6 @@ def default_schedule_records(context, database, workload) -> list[TuningRecord]:
     keys = {json.dumps(sch.trace.as_json()) for sch in schedules}
     return [record for record in latest_per_trace(database.get_records(workload))
             if record.trace_key in keys and record.is_valid]
-
-
-def _distinct(records) -> list[TuningRecord]:
-    """``records`` with one record per trace, the first."""
-    seen, kept = set(), []
-    for record in records:
-        if record.trace_key not in seen:
-            seen.add(record.trace_key)
-            kept.append(record)
-    return kept
 
 
 class _Outcome:
