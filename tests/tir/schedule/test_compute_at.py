@@ -39,7 +39,6 @@ def test_compute_at_tile_of_consumer():
     check_numeric(sch.mod["main"], lambda a, c: a * 2 + 1)
 
 
-
 @T.prim_func
 def shifted_guarded_read(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
     B = T.alloc_buffer((16, 8))

@@ -87,7 +87,7 @@ def _access_region(blocks_under, buffer, loop, analyzer, reads: bool, relaxed=()
     return sets
 
 
-def _within_buffer(sets, buffer, analyzer) -> list:
+def _within_buffer(sets, buffer) -> list:
     """A consumer's read region cut to the buffer's shape where both bounds are constants.
     A padded read guards its index (``T.if_then_else(0 <= w - 1, row[w - 1], -inf)``) yet
     the region still spans ``[-1, 111]`` of a 112-wide row; computed over that, the moved
@@ -202,7 +202,7 @@ def _move(func, primitive, block_name, loop_var, preserve_unit_loops, reverse: b
                               analyzer, reads=not reverse, relaxed=relaxed)
         if sets is not None:
             needed[id(region.buffer)] = sets if reverse else \
-                _within_buffer(sets, region.buffer, analyzer)
+                _within_buffer(sets, region.buffer)
     if not needed:
         role = "producer" if reverse else "consumer"
         fail(primitive, f"no {role} of block {block_name!r} is under loop {loop_var.name!r}",
