@@ -110,8 +110,9 @@ _cache = {}
 
 
 def _compiled(op, loop):
+    """Built with IEEE denormals, as numpy computes: the strategy draws denormals too."""
     if (op, loop) not in _cache:
-        _cache[op, loop] = tvm.build(_elementwise(op, loop))
+        _cache[op, loop] = tvm.build(_elementwise(op, loop), target="llvm -flush-denormals=0")
     return _cache[op, loop]
 
 

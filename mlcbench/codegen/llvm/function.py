@@ -20,6 +20,7 @@ from ...ir.errors import CodegenError
 from ...tir import expr as E
 from . import types as T
 from .expr import ExprEmitter
+from .fp_mode import enter_flush_mode, leave_flush_mode
 from .parallel import ParallelLoops
 from .stmt import StmtEmitter
 
@@ -41,6 +42,7 @@ class ModuleContext:
         self.module = module
         self.target = target
         self.num_threads = max(1, int(getattr(target, "num_cores", 1) or 1))
+        self.flush_denormals = bool(getattr(target, "flush_denormals", False))
         self._counter = itertools.count()
 
     def unique_symbol(self, prefix: str) -> str:
@@ -64,6 +66,16 @@ class FunctionEmitter(ExprEmitter, StmtEmitter, ParallelLoops):
         self.heap_stack: list = []
         self.stack_bytes = 0
         self.returns_status = isinstance(function.ftype.return_type, ir.IntType)
+        self.saved_fp_mode = None     # set by flush_denormals(); restored before each return
+
+    def flush_denormals(self) -> None:
+        """Run the rest of the function with denormals flushed to zero (see fp_mode)."""
+        self.saved_fp_mode = enter_flush_mode(self.alloca_builder, self.builder,
+                                              self.declare_function)
+
+    def restore_fp_mode(self) -> None:
+        if self.saved_fp_mode is not None:
+            leave_flush_mode(self.builder, self.declare_function, self.saved_fp_mode)
 
     def fail(self, message: str, node=None):
         where = f"in function {self.display_name!r}: {message}"
@@ -91,6 +103,7 @@ class FunctionEmitter(ExprEmitter, StmtEmitter, ParallelLoops):
         free = self.declare_function("free", ir.VoidType(), [T.POINTER])
         for pointer in reversed(self.heap_stack):
             self.builder.call(free, [pointer])
+        self.restore_fp_mode()
         if self.returns_status:
             self.builder.ret(ir.Constant(T.I32, -1))
         else:
@@ -100,6 +113,7 @@ class FunctionEmitter(ExprEmitter, StmtEmitter, ParallelLoops):
         """Close the entry block (allocas only) and return success from the open block."""
         self.alloca_builder.branch(self.start_block)
         if not self.builder.block.is_terminated:
+            self.restore_fp_mode()
             if self.returns_status:
                 self.builder.ret(ir.Constant(T.I32, 0))
             else:
@@ -154,6 +168,8 @@ def emit_prim_func(ctx: ModuleContext, symbol: str, func) -> ir.Function:
     emitter = FunctionEmitter(ctx, fn, symbol, noalias=bool(func.attrs.get("tir.noalias", True)),
                               display_name=func.attrs.get("global_symbol") or symbol)
     bind_arguments(emitter, func, fn.args, shape_vars)
+    if ctx.flush_denormals:
+        emitter.flush_denormals()
     emitter.emit_stmt(func.body)
     emitter.finish()
     return fn

@@ -28,6 +28,7 @@ from llvmlite import ir
 
 from ...ir.errors import CodegenError
 from . import types as T
+from .fp_mode import enter_flush_mode, leave_flush_mode
 from .loop_hints import divides_loop_var_in_an_index
 
 
@@ -124,6 +125,9 @@ class ParallelLoops:
         fn.linkage = "internal"
         fn.attributes.add("nounwind")
         builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        # OpenMP's threads each have their own floating-point mode.
+        saved = enter_flush_mode(builder, builder, self.declare_function) \
+            if self.ctx.flush_denormals else None
         frame = fn.args[0]
         slots = [builder.gep(frame, [ir.Constant(T.I32, 0), ir.Constant(T.I32, k)],
                              inbounds=True, source_etype=frame_type)
@@ -159,5 +163,7 @@ class ParallelLoops:
         lo.add_incoming(builder.load_atomic(counter, "monotonic", align, typ=ty), run)
         builder.branch(head)
         builder.position_at_end(done)
+        if saved is not None:
+            leave_flush_mode(builder, self.declare_function, saved)
         builder.ret_void()
         return fn
