@@ -1,5 +1,7 @@
 """The WindowReduction rule: pooling-like kernels reduce their few taps outside a
 vectorized output row, and compute what pooling computes."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -54,6 +56,19 @@ def test_average_divides_inside_the_row(default_schedule):
     text = default_schedule(te.create_prim_func([x, out])).script()
     row_at = text.index("T.parallel(")
     assert text.count("T.parallel(") == 1 and 'T.block("pool_avg")' in text[row_at:]
+
+
+@pytest.mark.parametrize("mcpu, tile", [("znver3", 4), ("znver4", 14)])
+def test_average_divides_one_row_per_vector(default_schedule, mcpu, tile):
+    """The division after the taps is vectorized along each 28-pixel row, under a loop
+    over rows: fused over the map, a vector of 16 spans rows and divides its counter
+    per lane to find each lane's row and divisor."""
+    x, out = _max_pool((1, 192, 28, 28), kernel=3, stride=1, pad=1, kind="avg")
+    text = default_schedule(te.create_prim_func([x, out]), Target(f"llvm -mcpu={mcpu}")).script()
+    avg = text[text.index("for", text.rindex("pool_sum_update")):]
+    assert re.search(rf"for \w+, \w+ in T\.grid\(28, {28 // tile}\):\s*"
+                     rf"for \w+ in T\.vectorized\({tile}\)", avg), text
+    assert "// 28" not in avg and "% 28" not in avg, text
 
 
 @settings(max_examples=25, deadline=None)

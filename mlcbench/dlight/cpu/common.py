@@ -109,7 +109,7 @@ def vectorize_and_parallelize(sch, info: BlockInfo, lanes: int) -> None:
     if len(loops) == len(all_loops) and _vectorize_last_alone(sch, loops, lanes):
         _vectorize_last_loop(sch, loops, lanes, parallel=work >= PARALLEL_MIN_ELEMENTS)
         return
-    row = _short_row(sch, loops, lanes) if len(loops) == len(all_loops) else None
+    row = short_row(sch, loops, lanes) if len(loops) == len(all_loops) else None
     if row is not None:
         _vectorize_short_row(sch, loops, row, lanes, parallel=work >= PARALLEL_MIN_ELEMENTS)
         return
@@ -138,7 +138,7 @@ def _vectorize_last_alone(sch, loops, lanes: int) -> bool:
     return len(loops) > 1 and (total_extent(sch, loops[-1:]) or 0) >= 2 * lanes
 
 
-def _short_row(sch, loops, lanes: int):
+def short_row(sch, loops, lanes: int):
     """The index of the first of the innermost loops that together hold half a vector or
     more under outer loops, else None: the innermost loop of more than one iteration
     when it is such a row, else it with the loops just outside it (a 7x7 map's rows
