@@ -11,8 +11,8 @@ before every return::
             ...                                  ; the kernel
             call @llvm.x86.sse.ldmxcsr(ptr %saved) ; before each ret
 
-Setting the word costs a few cycles per call; a multiply-add on a denormal costs an
-Intel core about a hundred (see ``Target.flush_denormals``).
+Setting the word costs a few instructions per call; denormal operands cost an Intel core
+a microcode assist per multiply-add (see ``Target.flush_denormals`` for what it measured).
 """
 from __future__ import annotations
 

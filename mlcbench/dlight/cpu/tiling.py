@@ -26,8 +26,8 @@ from ..analysis import BlockInfo, iter_vars_of, total_extent
 from .common import choose_vector_tile, float_bits, inline_injective_consumers
 
 # Multiply-adds below which a contraction stays on one thread: about 13 us of one
-# AVX2 core's work (Zen 1), 3 us of an AVX-512 core's, against a fork and join of
-# 1-5 us. At 1 << 20 ShuffleNet's grouped 1x1 convolutions (68 -> 72 channels at
+# Zen 1 core's work at its measured peak, 3 us of an AVX-512 Xeon core's, against a
+# fork and join of about 1 us (../shared/CODEGEN_FACTS.md). At 1 << 20 ShuffleNet's grouped 1x1 convolutions (68 -> 72 channels at
 # 14x14 per group, 0.96 M) ran on one thread: 11.1 -> 7.9 ms for the model on two
 # Zen 1 cores (``benchmarks/models.py``), other light and digits models unchanged.
 PARALLEL_MIN_MACS = 1 << 18
