@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from mlcbench.script import tir as T
@@ -97,3 +98,27 @@ def test_fuse_preserve_unit_iters_keeps_or_drops_the_unit_loop_in_the_binding(pr
     sch.fuse(*sch.get_loops("B"), preserve_unit_iters=preserve)
     check_after(with_unit_axis, sch, expected)
     check_numeric(sch.mod["main"], lambda a, b: a + 1)
+
+
+@T.prim_func
+def broadcast_mixed_index_types(A: T.Buffer((3, 1), "float32"),
+                                B: T.Buffer((T.int64(2), 3, T.int64(4)), "float32")):
+    for i, j, k in T.grid(T.int64(2), 3, T.int64(4)):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            B[vi, vj, vk] = A[vj, T.int64(0)]
+
+
+def test_fuse_loops_of_int32_and_int64_counts_in_int64_and_casts_back():
+    # relax's broadcast_to keeps an input's int32 axis beside int64 new ones
+    sch = Schedule(broadcast_mixed_index_types)
+    i, j, k = sch.get_loops("B")
+    fused = sch.fuse(j, k)
+    loop = sch.get(fused)
+    assert str(loop.loop_var.dtype) == "int64" and loop.extent.value == 12
+    text = sch.mod["main"].script()
+    assert 'T.Cast("int32", j_k_fused // T.int64(4))' in text, text
+    assert "vk = T.axis.spatial(T.int64(4), j_k_fused % T.int64(4))" in text, text
+    check_numeric(sch.mod["main"], lambda a, b: np.broadcast_to(a, (2, 3, 4)))
+    sch.vectorize(sch.split(fused, [None, 4])[1])
+    check_numeric(sch.mod["main"], lambda a, b: np.broadcast_to(a, (2, 3, 4)))

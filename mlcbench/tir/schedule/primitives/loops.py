@@ -14,7 +14,7 @@ import numbers
 from ..errors import fail
 from ..ir_utils import (block_realizes_under, const_int, find_block, find_loop, replace_stmts,
                         uses_any, walk)
-from ...expr import PrimExpr, Var, const
+from ...expr import PrimExpr, Var, cast, const
 from ...function import PrimFunc
 from ...functor import substitute
 from ...stmt import BlockRealize, For, ForKind, IterType
@@ -213,16 +213,19 @@ def fuse(func: PrimFunc, loop_vars: list,
     loops = _loop_chain(func, "fuse", loop_vars)
     for loop in loops:
         _check_starts_at_zero(func, "fuse", loop)
-    dtype = loops[0].loop_var.dtype
+    # The widest index type of the loops (a broadcast's int64 and int32 axes): the fused
+    # counter and extent need it, and each loop's value is cast back to its own type.
+    dtype = max((lp.loop_var.dtype for lp in loops), key=lambda dt: dt.bits)
     fused = Var("_".join(v.name for v in loop_vars) + "_fused", dtype)
     vmap, stride, extent = {}, None, None
     for loop in reversed(loops):
+        loop_extent = cast(dtype, loop.extent)
         value = fused if stride is None else fused // stride
         if loop is not loops[0]:
-            value = (fused % loop.extent) if stride is None else (
-                fused % (stride * loop.extent)) // stride
-        vmap[loop.loop_var] = value
-        stride = loop.extent if stride is None else stride * loop.extent
+            value = (fused % loop_extent) if stride is None else (
+                fused % (stride * loop_extent)) // stride
+        vmap[loop.loop_var] = cast(loop.loop_var.dtype, value)
+        stride = loop_extent if stride is None else stride * loop_extent
     extent = stride
     if not preserve_unit_iters:
         vmap.update({lp.loop_var: lp.min for lp in loops if const_int(lp.extent) == 1})
