@@ -58,17 +58,28 @@ def test_average_divides_inside_the_row(default_schedule):
     assert text.count("T.parallel(") == 1 and 'T.block("pool_avg")' in text[row_at:]
 
 
-@pytest.mark.parametrize("mcpu, tile", [("znver3", 4), ("znver4", 14)])
+@pytest.mark.parametrize("mcpu, tile", [("znver3", 4), ("znver4", 28)])
 def test_average_divides_one_row_per_vector(default_schedule, mcpu, tile):
     """The division after the taps is vectorized along each 28-pixel row, under a loop
     over rows: fused over the map, a vector of 16 spans rows and divides its counter
-    per lane to find each lane's row and divisor."""
+    per lane to find each lane's row and divisor. With 16 lanes the row is one vector
+    of 28, as the taps' sums are (not two of 14)."""
     x, out = _max_pool((1, 192, 28, 28), kernel=3, stride=1, pad=1, kind="avg")
     text = default_schedule(te.create_prim_func([x, out]), Target(f"llvm -mcpu={mcpu}")).script()
     avg = text[text.index("for", text.rindex("pool_sum_update")):]
     assert re.search(rf"for \w+, \w+ in T\.grid\(28, {28 // tile}\):\s*"
                      rf"for \w+ in T\.vectorized\({tile}\)", avg), text
     assert "// 28" not in avg and "% 28" not in avg, text
+    taps = text[text.index("for rv0, rv1, ax3_0 in T.grid(3, 3, "):]
+    assert f"T.vectorized({28 if mcpu == 'znver4' else 4})" in taps[:200], text
+
+
+def test_two_stage_max_pool_keeps_half_register_tiles_on_16_lanes(default_schedule):
+    """With the taps inside a register tile, a 28-pixel row stays two vectors of 14."""
+    x, out = _max_pool((1, 64, 56, 56), kernel=3, stride=2, pad=1)
+    text = default_schedule(te.create_prim_func([x, out]), Target("llvm -mcpu=znver4")).script()
+    assert re.search(r"for \w+ in range\(2\):\s*for \w+ in T\.vectorized\(14\):\s*"
+                     r'with T\.block\("pool_max_init"\)', text), text
 
 
 @settings(max_examples=25, deadline=None)
