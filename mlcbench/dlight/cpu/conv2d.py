@@ -116,8 +116,7 @@ class Conv2D(ScheduleRule):
     name = "Conv2D"
 
     def apply(self, func, target, tunable=False):
-        # Without whole-vector padding when its rewrite does not find the expected blocks.
-        return self._apply(func, target, pad=True) or self._apply(func, target, pad=False)
+        return self._apply(func, target, pad=True)
 
     def _apply(self, func, target, pad: bool):
         sch = Schedule(func)
@@ -149,7 +148,9 @@ class Conv2D(ScheduleRule):
             return None
         schedule_remaining_blocks(sch, target.vector_lanes(32))
         if padded:
-            return _padded_tail(sch, info.name, tiles[1].var.name, channels, padded)
+            # Without the padding when its rewrite does not find the blocks it expects.
+            return _padded_tail(sch, info.name, tiles[1].var.name, channels, padded) or \
+                self._apply(func, target, pad=False)
         return sch
 
 

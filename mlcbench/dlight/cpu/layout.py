@@ -53,7 +53,9 @@ class _Relayout(StmtExprMutator):
         return op
 
 
-def _allocated_buffer(func, buffer_name: str) -> Buffer:
+def allocated_buffer(func, buffer_name: str) -> Buffer:
+    """The one buffer named ``buffer_name`` that a block of ``func`` allocates (a
+    ScheduleError for a parameter, none or several)."""
     if buffer_name in {b.name for b in func.buffer_map.values()}:
         raise ScheduleError(f"pack_vector_axis: {buffer_name!r} is a parameter; expected "
                             "an intermediate buffer")
@@ -74,7 +76,7 @@ def _allocated_buffer(func, buffer_name: str) -> Buffer:
 def pack_vector_axis(func, buffer_name: str, dim: int, width: int):
     """``func`` with buffer ``buffer_name`` stored as ``[x[dim] // width, <the other
     indices in order>, x[dim] % width]`` (panels of ``width`` along ``dim``)."""
-    old = _allocated_buffer(func, buffer_name)
+    old = allocated_buffer(func, buffer_name)
     extent = int(old.shape[dim].value)
     others = [d for d in range(len(old.shape)) if d != dim]
     # Rounded up: the last panel may be partly empty (written and read by no one).

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...ir.errors import ScheduleError
 from ...ir.structural import structural_equal
 from ...tir.expr import And, IntImm, LE, LT, Range, const
 from ...tir.functor import StmtExprMutator
 from ...tir.op import if_then_else
+from .layout import allocated_buffer
 
 # Padding beyond this share of the channels costs more work than whole vectors save.
 MAX_PADDING_SHARE = 1 / 8
@@ -123,15 +125,9 @@ def pad_vector_tail(func, blocks: list, fill: str, accumulator_name: str, extent
     axis up to ``padded`` without a bound test, the accumulator ``accumulator_name``
     grown to ``padded`` along its last (vector) axis, and the packing block ``fill``
     writing zeros past ``extent``. The write-back keeps its test."""
-    found = []
-
-    class _Find(StmtExprMutator):
-        def visit_Block(self, op):
-            found.extend(b for b in op.alloc_buffers if b.name == accumulator_name)
-            return self.generic_visit(op)
-
-    _Find().visit(func.body)
-    if len(found) != 1:
+    try:
+        accumulator = allocated_buffer(func, accumulator_name)
+    except ScheduleError:
         return None
-    mutator = _PadTail(set(blocks), fill, found[0], extent, padded)
+    mutator = _PadTail(set(blocks), fill, accumulator, extent, padded)
     return func.with_body(mutator.visit(func.body))
