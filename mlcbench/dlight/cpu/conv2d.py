@@ -137,10 +137,7 @@ class Conv2D(ScheduleRule):
         partial = tiles[3] < lanes or channels % tiles[3] != 0
         padded = padded_extent(channels, lanes) if pad and partial else None
         if padded:
-            rows, _ = choose_conv_tile(int(tiles[0].dom.extent.value), lanes, lanes,
-                                       target.vector_registers,
-                                       pointwise=_window_taps(found[0]) <= 1)
-            tiles = (tiles[0], tiles[1], rows, lanes)
+            tiles = conv_tiles(*found, target, cols=lanes)
         # Every output pixel reuses a weight panel, so the weight is packed even when contiguous.
         sch = pack_vector_operand(sch, *found, tiles, min_row_tiles=1)
         info, _ = conv_block(sch)
@@ -152,13 +149,6 @@ class Conv2D(ScheduleRule):
             return _padded_tail(sch, info.name, tiles[1].var.name, channels, padded) or \
                 self._apply(func, target, pad=False)
         return sch
-
-
-def _window_taps(info) -> int:
-    """How many reduce iterators span more than one value (a 1x1 convolution: one, its
-    input channels)."""
-    return len([iv for iv in info.block.iter_vars
-                if iv.iter_type.name != "DATA_PAR" and int(iv.dom.extent.value) > 1])
 
 
 def _padded_tail(sch, name: str, channel_name: str, channels: int, padded: int):
@@ -185,13 +175,15 @@ def _padded_tail(sch, name: str, channel_name: str, channels: int, padded: int):
     return None if padded_func is None else Schedule(padded_func)
 
 
-def conv_tiles(info, loads, target):
+def conv_tiles(info, loads, target, cols=None):
     """``choose_tiles``' axes with the rows and columns of :func:`choose_conv_tile`
-    (rows that divide the output row where they can), or None."""
+    (rows that divide the output row where they can), or None; ``cols`` replaces
+    ``choose_tiles``' vector tile (a whole vector over padded channels)."""
     tiles = choose_tiles(info, loads, target)
     if tiles is None:
         return None
-    row_iv, col_iv, _, cols = tiles
+    row_iv, col_iv, _, chosen = tiles
+    cols = cols or chosen
     window = [iv for iv in info.block.iter_vars
               if iv.iter_type.name != "DATA_PAR" and int(iv.dom.extent.value) > 1]
     rows, cols = choose_conv_tile(int(row_iv.dom.extent.value), cols,

@@ -57,7 +57,7 @@ def allocated_buffer(func, buffer_name: str) -> Buffer:
     """The one buffer named ``buffer_name`` that a block of ``func`` allocates (a
     ScheduleError for a parameter, none or several)."""
     if buffer_name in {b.name for b in func.buffer_map.values()}:
-        raise ScheduleError(f"pack_vector_axis: {buffer_name!r} is a parameter; expected "
+        raise ScheduleError(f"allocated_buffer: {buffer_name!r} is a parameter; expected "
                             "an intermediate buffer")
     found = []
 
@@ -68,7 +68,7 @@ def allocated_buffer(func, buffer_name: str) -> Buffer:
 
     _Find().visit(func.body)
     if len(found) != 1:
-        raise ScheduleError(f"pack_vector_axis: expected one allocated buffer named "
+        raise ScheduleError(f"allocated_buffer: expected one allocated buffer named "
                             f"{buffer_name!r}, found {len(found)}")
     return found[0]
 

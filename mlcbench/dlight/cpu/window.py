@@ -205,7 +205,7 @@ def stored_row_tile(extent: int, lanes: int) -> int:
     one-stage window, the average's division): the whole row up to two registers, where
     :func:`choose_vector_tile` halves a 28-wide row for 16 lanes. On a 2-core Zen 4
     (16 lanes) Inception v2's 3x3/1 average pools of 28x28 maps took 101 and 129 us in
-    14-lane pieces and 35 and 46 us whole; with the taps inside a register tile (the
+    14-lane pieces and 29 and 39 us whole; with the taps inside a register tile (the
     two-stage max pool) 14 lanes stay faster (99 against 226 us)."""
     return extent if extent <= 2 * lanes else choose_vector_tile(extent, lanes)
 
