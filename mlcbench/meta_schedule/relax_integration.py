@@ -27,6 +27,7 @@ from ..relax.analysis import post_order_visit
 from ..relax.expr import Call, Function
 from ..relax.pipeline import zero_pipeline
 from ..relax.transform.bind_params import bind_params
+from ..relax.transform.split_weight_packing import constant_arguments
 from ..script import from_source
 from ..relax.vm_build import build as relax_build, looks_scheduled, unique_prim_funcs
 from ..target import Target
@@ -54,6 +55,10 @@ class ExtractedTask:
         Every ``mod`` this task stands for (one here: equal kernels share a task).
     weight
         How many times the model calls the kernel.
+    constant_params
+        The indices of the kernel's parameters every call passes a constant for (its
+        weights): a candidate that packs one is measured with it packed once, as the
+        model's build runs it (see :mod:`.prepacked`).
     """
 
     task_name: str
@@ -61,6 +66,7 @@ class ExtractedTask:
     target: Target
     dispatched: tuple
     weight: int
+    constant_params: tuple = ()
 
 
 def extract_tasks(mod: IRModule, target, params: dict | None = None) -> list[ExtractedTask]:
@@ -87,16 +93,22 @@ def extract_tasks(mod: IRModule, target, params: dict | None = None) -> list[Ext
         mod = zero_pipeline()(bind_model_params(mod, params))
     kernel_names, kernels = unique_prim_funcs(mod)
     counts = _call_counts(mod)
+    given = constant_arguments(mod)
     weights: dict[str, int] = {}
+    constants: dict[str, set] = {}
     for gv, name in kernel_names.items():
         # Equal kernels share one task; their calls add up in its weight.
         weights[name] = weights.get(name, 0) + counts.get(gv.name_hint, 0)
+        # A parameter counts as constant only where every one of them is given one.
+        here = set(given.get(gv, ()))
+        constants[name] = constants[name] & here if name in constants else here
     tasks = []
     for name, func in kernels.items():
         if weights[name] == 0 or looks_scheduled(func):
             continue        # never called, or scheduled by hand: nothing to tune
         task_mod = task_module(func)
-        tasks.append(ExtractedTask(name, task_mod, target, (task_mod,), weights[name]))
+        tasks.append(ExtractedTask(name, task_mod, target, (task_mod,), weights[name],
+                                   tuple(sorted(constants[name]))))
     return tasks
 
 
@@ -164,7 +176,8 @@ def extracted_tasks_to_tune_contexts(extracted_tasks, work_dir: str | None = Non
     contexts = [TuneContext(task.mod, target=task.target, space_generator=space,
                             search_strategy=_as_strategy(strategy, i),
                             task_name=task.task_name, rand_state=rng.randrange(2 ** 31),
-                            num_threads=num_tuning_cores)
+                            num_threads=num_tuning_cores,
+                            constant_params=getattr(task, "constant_params", ()))
                 for i, task in enumerate(extracted_tasks)]
     return contexts, [float(task.weight) for task in extracted_tasks]
 

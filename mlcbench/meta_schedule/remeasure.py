@@ -39,6 +39,7 @@ from .adaptive_timing import FULL, Measurement
 from .arg_info import ArgInfo
 from .builder import BuilderInput, remove_artifact
 from .database import MAX_RUN_SECS, TuningRecord, first_per_trace, latest_per_trace
+from .prepacked import measured_module
 from .runner import RunnerInput
 
 __all__ = ["remeasure", "default_schedule_records", "MAX_PASSES"]
@@ -120,8 +121,8 @@ def _measure_in_turn(context, builder, runner, records, rounds, reference_path,
                      clock) -> list[_Outcome]:
     """Build ``records`` once and run them in turn ``rounds`` times: an outcome each,
     with the mean of every round that ran; one that ran in none has an error."""
-    built = builder.build([BuilderInput(r.as_schedule().mod, context.target)
-                           for r in records])
+    built = builder.build([BuilderInput(measured_module(context, r.as_schedule().mod),
+                                        context.target) for r in records])
     _lap(clock, "build")
     args_info = ArgInfo.from_entry_func(context.mod)
     ready = [(r, b) for r, b in zip(records, built) if b.error_msg is None]

@@ -22,6 +22,7 @@ from .arg_info import ArgInfo
 from .background import BackgroundCall
 from .builder import BuilderInput, remove_artifact
 from .database import MAX_RUN_SECS, TuningRecord
+from .prepacked import measured_module
 from .remeasure import remeasure
 from .runner import RunnerInput, RunnerResult
 from .tuning_round import MeasuredCandidate, TuningRound, summary_table
@@ -196,7 +197,8 @@ class TaskScheduler:
         While they build, the cost model prepares its update (:func:`build_while`)."""
         context = task.context
         prepare = getattr(cost_model, "prepare", None)     # a model may not define it
-        built = build_while(builder, [BuilderInput(c.sch.mod, context.target)
+        built = build_while(builder, [BuilderInput(measured_module(context, c.sch.mod),
+                                                   context.target)
                                       for c in candidates],
                             None if prepare is None else lambda: prepare(context, candidates))
         clock.lap("build")

@@ -31,12 +31,16 @@ class TuneContext:
     Schedule | list[Schedule]``, wrapped in ``ScheduleFn``) or a name such as
     ``"post-order-apply"``; ``search_strategy`` a SearchStrategy or a name
     (``"replay-trace"``, ``"replay-func"``, ``"evolutionary"``).
+    ``constant_params``: the indices of the kernel's parameters that its model passes
+    constants for (weights): a candidate that packs one of them is measured with it
+    packed once, as the model's build runs it (see :mod:`.prepacked`).
     """
 
     def __init__(self, mod=None, *, target=None, space_generator=None, search_strategy=None,
                  task_name: str = "main", rand_state: int | None = None,
-                 num_threads="physical", logger=None):
+                 num_threads="physical", logger=None, constant_params=()):
         self.mod = None if mod is None else as_ir_module(mod)
+        self.constant_params = tuple(sorted(int(p) for p in constant_params))
         self.target = None if target is None else (
             target if isinstance(target, Target) else Target(target))
         self.task_name = task_name
@@ -93,7 +97,7 @@ class TuneContext:
         return TuneContext(self.mod, target=self.target, space_generator=self.space_generator,
                            search_strategy=strategy, task_name=self.task_name,
                            rand_state=self.rand_state, num_threads=self.num_threads,
-                           logger=self.logger)
+                           logger=self.logger, constant_params=self.constant_params)
 
     def __repr__(self) -> str:
         return f"TuneContext({self.task_name!r}, target={str(self.target)!r})"

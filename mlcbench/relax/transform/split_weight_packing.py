@@ -58,7 +58,7 @@ class SplitWeightPacking:
     """
 
     def transform_module(self, mod: IRModule, ctx) -> IRModule:
-        splits = find_splits(mod, {gv: mod[gv] for gv in _constant_arguments(mod)})
+        splits = find_splits(mod, {gv: mod[gv] for gv in constant_arguments(mod)})
         if not splits:
             return mod
         out = mod.copy()
@@ -90,7 +90,7 @@ def find_splits(mod: IRModule, scheduled: dict) -> dict:
     (scheduled versions of ``mod``'s kernels) that pack a parameter every call of them
     in ``mod`` gives a constant."""
     splits = {}
-    for gv, params in _constant_arguments(mod).items():
+    for gv, params in constant_arguments(mod).items():
         if gv not in scheduled:
             continue
         # One packed parameter per kernel, the lowest index first, so the split is reproducible.
@@ -109,7 +109,7 @@ def prepack_weights(mod: IRModule, target, schedule_lookup=None) -> IRModule:
     all packings run at once in one compiled library, here. ``mod`` itself when no
     kernel receives a constant."""
     from ..vm_build import plan_schedules, with_default_schedules
-    candidates = {gv.name_hint: gv for gv in _constant_arguments(mod)}
+    candidates = {gv.name_hint: gv for gv in constant_arguments(mod)}
     if not candidates:
         return mod
     kernels = {name: mod[gv] for name, gv in candidates.items()}
@@ -242,7 +242,9 @@ class _CallCollector(ExprVisitor):
         self.constant[gv] = here if gv not in self.constant else self.constant[gv] & here
 
 
-def _constant_arguments(mod) -> dict:
+def constant_arguments(mod) -> dict:
+    """``{kernel's GlobalVar: parameter indices}`` that every ``call_tir`` of the
+    kernel in ``mod``'s Relax functions gives a ``Constant``, for kernels with any."""
     collector = _CallCollector(mod)
     for func in mod.functions.values():
         if isinstance(func, Function):
