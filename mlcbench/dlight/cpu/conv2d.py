@@ -45,7 +45,8 @@ For ResNet-50's ``conv2d_nchw(x[1, 64, 56, 56], w[64, 64, 3, 3])`` on an AVX2 ho
   2.2x -> 1.2x onnxruntime's time; 136 -> 136 at 28x28: 0.53 -> 0.37 ms; on a Zen 4,
   which splits 512-bit operations in two, 0.94 -> 0.80 and 0.32 -> 0.21 ms).
 * A vector axis read with a stride (a depthwise convolution at stride 2, whose only
-  vector axis is the output width) gets no register tile: see :func:`plain_loops`.
+  vector axis is the output width) gets no register tile on 8-lane targets (see
+  :func:`plain_loops`); with 16 lanes it keeps the tile (``STRIDED_TILE_MIN_LANES``).
 
 Measured on a 2-core Zen 3 (AVX2) for the layer above and its 1x1 64->256 sibling,
 against onnxruntime in the same process: on one thread the 3x3 layer takes 0.85-1.0x
@@ -128,11 +129,11 @@ class Conv2D(ScheduleRule):
         tiles = conv_tiles(*found, target)
         if tiles is None:
             return None
-        if _strided(found[1], tiles[1].var):
+        lanes = target.vector_lanes(float_bits(found[0]))
+        if lanes < STRIDED_TILE_MIN_LANES and _strided(found[1], tiles[1].var):
             # From the unscheduled function, so the padding kept for the tile is inlined there.
             return plain_loops(func)
         channels = int(tiles[1].dom.extent.value)
-        lanes = target.vector_lanes(float_bits(found[0]))
         # Half a vector, or a whole one whose last tile would test its bound on every lane.
         partial = tiles[3] < lanes or channels % tiles[3] != 0
         padded = padded_extent(channels, lanes) if pad and partial else None
@@ -190,6 +191,14 @@ def conv_tiles(info, loads, target, cols=None):
                                   target.vector_lanes(float_bits(info)),
                                   target.vector_registers, pointwise=len(window) <= 1)
     return row_iv, col_iv, rows, cols
+
+
+# Vector lanes from which a convolution whose vector axis is read with a stride keeps the
+# register tile (its strided rows load as contiguous vectors and shuffles): on a Zen 4
+# host ShuffleNet's stride-2 depthwise layers took 70, 182 and 22 us with it against 181,
+# 212 and 88 as plain loops built for AVX-512 (136x28x28, 112x56x56, 272x14x14); built
+# for AVX2 both took 41-44, 82 and 21-22 us, and those keep the plain loops.
+STRIDED_TILE_MIN_LANES = 16
 
 
 def _strided(loads, col_var) -> bool:
