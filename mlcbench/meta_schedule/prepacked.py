@@ -40,7 +40,7 @@ def measured_module(context, mod: IRModule) -> IRModule:
     target = context.target
     if target is None or not target.is_cpu:
         return mod
-    return split_for_measurement(mod, getattr(context, "constant_params", ()))
+    return split_for_measurement(mod, context.constant_params)
 
 
 def split_for_measurement(mod: IRModule, constant_params) -> IRModule:
@@ -75,7 +75,7 @@ def prepacked_arguments(lib, func, args):
         return args
     from ..runtime import ndarray as nd
     pack = lib[PREPACK_FUNCTION]
-    source, packed = pack.spec.params
+    packed = pack.spec.params[1]          # (weight, packed weight)
     names = [p.name for p in func.spec.params]
     # The kernel reads the packed buffer at the position the weight had.
     position = names.index(packed.name)
