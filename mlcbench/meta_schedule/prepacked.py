@@ -52,18 +52,16 @@ def split_for_measurement(mod: IRModule, constant_params) -> IRModule:
         return mod
     # Here, not at the top: the runner's workers import this module for
     # prepacked_arguments alone, and need not load the graph IR's passes.
-    from ..relax.transform.split_weight_packing import split_packing
+    from ..relax.transform.split_weight_packing import first_split
     (gv, func), = funcs
-    # The lowest index first, as the model's build splits it.
-    for param in sorted(constant_params):
-        found = split_packing(func, param)
-        if found is not None:
-            pack, kernel = found
-            symbol = func.attrs.get("global_symbol", gv.name_hint)
-            return IRModule({gv.name_hint: kernel.with_attr("global_symbol", symbol),
-                             PREPACK_FUNCTION: pack.with_attr("global_symbol",
-                                                              PREPACK_FUNCTION)})
-    return mod
+    # The parameter the model's build splits off.
+    found = first_split(func, constant_params)
+    if found is None:
+        return mod
+    _, pack, kernel = found
+    symbol = func.attrs.get("global_symbol", gv.name_hint)
+    return IRModule({gv.name_hint: kernel.with_attr("global_symbol", symbol),
+                     PREPACK_FUNCTION: pack.with_attr("global_symbol", PREPACK_FUNCTION)})
 
 
 def prepacked_arguments(lib, func, args):

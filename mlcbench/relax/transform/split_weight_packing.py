@@ -91,15 +91,21 @@ def find_splits(mod: IRModule, scheduled: dict) -> dict:
     in ``mod`` gives a constant."""
     splits = {}
     for gv, params in constant_arguments(mod).items():
-        if gv not in scheduled:
-            continue
-        # One packed parameter per kernel, the lowest index first, so the split is reproducible.
-        for param in sorted(params):
-            found = split_packing(scheduled[gv], param)
-            if found is not None:
-                splits[gv] = (param, *found)
-                break
+        found = first_split(scheduled[gv], params) if gv in scheduled else None
+        if found is not None:
+            splits[gv] = found
     return splits
+
+
+def first_split(func: PrimFunc, params):
+    """``(param, pack, kernel)`` of :func:`split_packing` for the lowest index of
+    ``params`` whose packing splits off, else None: one packed parameter per kernel,
+    chosen the same way wherever it is split (the build, a tuner's measurement)."""
+    for param in sorted(params):
+        found = split_packing(func, param)
+        if found is not None:
+            return (param, *found)
+    return None
 
 
 def prepack_weights(mod: IRModule, target, schedule_lookup=None) -> IRModule:
@@ -278,4 +284,5 @@ class _CallRewriter(ExprMutator):
                     call.sinfo_args)
 
 
-__all__ = ["PrepackWeights", "SplitWeightPacking", "find_splits", "prepack_weights", "split_packing"]
+__all__ = ["PrepackWeights", "SplitWeightPacking", "constant_arguments", "find_splits",
+           "first_split", "prepack_weights", "split_packing"]

@@ -7,26 +7,9 @@ from hypothesis import given, settings, strategies as st
 
 import mlcbench as tvm
 from mlcbench import relax
-from mlcbench.relax import op
 from mlcbench.relax.op.nn import GROUP_CHANNEL_MULTIPLE, MAX_SPLIT_GROUPS
 from mlcbench.topi import testing as ref
-
-
-def _conv_module(data_shape, weight, groups, padding=0, strides=1):
-    """``main(x)`` (or ``main(x, w)`` when ``weight`` is a shape) of one grouped conv2d."""
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo(data_shape, "float32"))
-    params = [x]
-    if isinstance(weight, tuple):
-        w = relax.Var("w", relax.TensorStructInfo(weight, "float32"))
-        params.append(w)
-    else:
-        w = relax.const(weight)
-    with bb.function("main", params):
-        with bb.dataflow():
-            out = bb.emit_output(bb.emit(op.nn.conv2d(x, w, strides, padding, groups=groups)))
-        bb.emit_func_output(out)
-    return bb.get()
+from helpers.relax_testing import conv2d_module
 
 
 def _called(mod) -> list:
@@ -47,13 +30,13 @@ def test_each_group_is_a_convolution_of_its_own():
     """Four groups of 34 channels: four convolutions, each with its constant slice padded
     to 40 output channels, and one concat that skips the padding."""
     weight = np.ones((136, 34, 1, 1), "float32")
-    calls = _called(relax.transform.LegalizeOps()(_conv_module((1, 136, 7, 7), weight, 4)))
+    calls = _called(relax.transform.LegalizeOps()(conv2d_module((1, 136, 7, 7), weight, 4)))
     assert [name for name, _ in calls] == ["conv2d"] * 4 + ["concatenate"]
     assert [shapes for _, shapes in calls[:4]] == [[(40, 34, 1, 1)]] * 4
 
 
 def test_a_parameter_weight_is_sliced_not_padded():
-    mod = relax.transform.LegalizeOps()(_conv_module((1, 8, 5, 5), (6, 4, 3, 3), 2, 1))
+    mod = relax.transform.LegalizeOps()(conv2d_module((1, 8, 5, 5), (6, 4, 3, 3), 2, 1))
     names = [name for name, _ in _called(mod)]
     assert names.count("strided_slice") == 2 and names.count("conv2d") == 2
 
@@ -62,7 +45,7 @@ def test_a_parameter_weight_is_sliced_not_padded():
     (8, 8, (8, 1, 3, 3)),                                       # depthwise
     (MAX_SPLIT_GROUPS * 4 + 4, MAX_SPLIT_GROUPS + 1, (MAX_SPLIT_GROUPS + 1, 4, 1, 1))])
 def test_depthwise_and_many_groups_stay_one_kernel(channels, groups, weight):
-    mod = _conv_module((1, channels, 5, 5), np.ones(weight, "float32"), groups, 1)
+    mod = conv2d_module((1, channels, 5, 5), np.ones(weight, "float32"), groups, 1)
     assert [name for name, _ in _called(relax.transform.LegalizeOps()(mod))] == ["conv2d"]
 
 
@@ -82,7 +65,7 @@ def test_grouped_conv2d_matches_numpy(groups, in_per_group, out_per_group, kerne
     w = rng.standard_normal((groups * out_per_group, in_per_group, kernel, kernel)
                             ).astype("float32")
     pad = kernel // 2
-    mod = _conv_module(a.shape, w if constant else w.shape, groups, pad, stride)
+    mod = conv2d_module(a.shape, w if constant else w.shape, groups, pad, stride)
     got = _run(mod, a) if constant else _run(mod, a, w)
     expected = ref.conv2d_nchw_python(a, w, stride, (pad,) * 4, 1, groups)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
