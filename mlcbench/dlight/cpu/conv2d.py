@@ -44,6 +44,8 @@ For ResNet-50's ``conv2d_nchw(x[1, 64, 56, 56], w[64, 64, 3, 3])`` on an AVX2 ho
   (SqueezeNet's 512 -> 1000 1x1 layer at 13x13 on an AVX-512 Xeon: 1.92 -> 0.93 ms,
   2.2x -> 1.2x onnxruntime's time; 136 -> 136 at 28x28: 0.53 -> 0.37 ms; on a Zen 4,
   which splits 512-bit operations in two, 0.94 -> 0.80 and 0.32 -> 0.21 ms).
+* A 1x1 NCHW convolution of stride 1 whose rows of pixels the lanes of a 16-lane target
+  divide (56x56, 28x28) puts the pixels in the lanes instead (:mod:`.pointwise`).
 * A vector axis read with a stride (a depthwise convolution at stride 2, whose only
   vector axis is the output width) gets no register tile on 8-lane targets (see
   :func:`plain_loops`); with 16 lanes it keeps the tile (``STRIDED_TILE_MIN_LANES``).
@@ -70,6 +72,7 @@ from .common import (float_bits, inline_injective_producers, loop_kinds,
                      schedule_remaining_blocks)
 from .packing import pack_vector_operand
 from .padding import pad_vector_tail, padded_extent
+from .pointwise import pixel_lanes
 from .tiling import (PARALLEL_MIN_MACS, choose_conv_tile, choose_tiles, output_axes,
                      tile_contraction)
 
@@ -120,6 +123,9 @@ class Conv2D(ScheduleRule):
         return self._apply(func, target, pad=True)
 
     def _apply(self, func, target, pad: bool):
+        pointwise = pixel_lanes(func, target)
+        if pointwise is not None:
+            return pointwise
         sch = Schedule(func)
         windowed = windowed_buffers(sch)
         inline_injective_producers(sch, keep=lambda info: keeps_window(info, windowed))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...ir.errors import ScheduleError
 from ..tensor_intrin import TensorIntrin
-from .primitives import blockize as blockize_prims, layout, rfactor as rfactor_prims
+from .primitives import blockize as blockize_prims, block_layout, layout, rfactor as rfactor_prims
 from .primitives import tensorize as tensorize_prims
 from .primitives.index_map import as_index_map
 from .primitives.layout import pick_buffer
@@ -33,6 +33,20 @@ class LayoutMixin:
         buffer_arg = list(buffer) if isinstance(buffer, tuple) else buffer
         self.state.commit(func_name, new_func, "transform_layout", inputs=(("block", block),),
                           attrs=(("buffer", buffer_arg), ("index_map", imap)))
+
+    def transform_block_layout(self, block, index_map) -> None:
+        """Give ``block`` new iterators, ``index_map`` of its old ones, and a loop for
+        each: ``lambda n, f, y, x, rc: (n, f, y * 28 + x, rc)`` fuses the pixel iterators
+        of a convolution into one. The map may reorder iterators and fuse neighbours of
+        one kind; the block must be alone under loops bound one to one to its iterators
+        (as TVM requires)."""
+        block = self._as_block_rv(block)
+        func_name, hit = self.state.block(block, "transform_block_layout")
+        imap = as_index_map(index_map, len(hit.node.block.iter_vars))
+        new_func = block_layout.transform_block_layout(self.state.func(func_name),
+                                                       hit.node.block.name_hint, imap)
+        self.state.commit(func_name, new_func, "transform_block_layout",
+                          inputs=(("block", block),), attrs=(("index_map", imap),))
 
     def set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
         """Store the ``buffer_index``-th buffer ``block`` writes in ``storage_scope``."""

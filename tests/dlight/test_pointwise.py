@@ -1,0 +1,105 @@
+"""Pointwise NCHW convolutions: output pixels in the vector lanes on 16-lane targets.
+
+Schedules are made for named targets; the numeric checks build the scheduled function
+for the host (the schedule is plain TIR), so they run on AVX2 and AVX-512 hosts alike.
+"""
+import re
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+import mlcbench
+from mlcbench import te, topi
+from mlcbench.dlight.cpu import Conv2D
+from mlcbench.dlight.cpu.pointwise import CHANNEL_ROWS, pixel_lanes
+from mlcbench.target import Target
+from mlcbench.topi import testing as ref
+
+AVX512 = Target("llvm -mcpu=znver4")
+AVX2 = Target("llvm -mcpu=znver3")
+
+
+def _conv(c_in, c_out, height, width, stride=1, kernel=1, bias_relu=True, residual=False):
+    x = te.placeholder((1, c_in, height, width), name="x")
+    w = te.placeholder((c_out, c_in, kernel, kernel), name="w")
+    inputs = [x, w]
+    y = topi.nn.conv2d_nchw(x, w, stride, kernel // 2, 1)
+    if bias_relu:
+        b = te.placeholder((c_out, 1, 1), name="b")
+        inputs.append(b)
+        y = topi.add(y, b)
+        if residual:
+            r = te.placeholder([int(s) for s in y.shape], name="r")
+            inputs.append(r)
+            y = topi.add(y, r)
+        y = topi.nn.relu(y)
+    return inputs, y, te.create_prim_func(inputs + [y])
+
+
+def test_pixels_go_in_the_lanes_with_channels_as_broadcast_rows():
+    _, _, func = _conv(64, 256, 56, 56)
+    text = Conv2D().apply(func, AVX512).mod["main"].script()
+    # 256 / 8 channel tiles x 3136 / 16 pixel tiles, the pixel tile vectorized, the
+    # channels unrolled; the weight read in place (no packed copy).
+    assert re.search(rf"in T\.parallel\({256 // CHANNEL_ROWS * 3136 // 16}\):", text), text
+    assert re.search(rf"for ff_1 in T\.unroll\({CHANNEL_ROWS}\):\s*"
+                     r"for yy_xx_1 in T\.vectorized\(16\):", text), text
+    assert "w_global" not in text
+    assert re.search(r'alloc_buffer\(\(1, 256, 3136\), scope="local"\)', text), text
+    # the epilogue stores whole pixel vectors of the NCHW output
+    assert re.search(r"compute\[v0, v1, v2_v3 // 56, v2_v3 % 56\] = T\.max\(", text), text
+
+
+def test_the_schedule_is_a_trace_of_primitives():
+    from mlcbench.ir import structural_hash
+    from mlcbench.tir import Schedule
+    _, _, func = _conv(32, 64, 28, 28, residual=True)
+    sch = pixel_lanes(func, AVX512)
+    assert "transform_block_layout" in str(sch.trace)
+    replayed = sch.trace.apply_to_schedule(Schedule(func), remove_postproc=False)
+    assert structural_hash(replayed.mod) == structural_hash(sch.mod)
+
+
+def test_register_tile_where_the_pixels_do_not_fill_whole_vectors_or_lanes_are_8():
+    for target, args in [(AVX512, (256, 1024, 14, 14)), (AVX512, (512, 2048, 7, 7)),
+                         (AVX2, (64, 256, 56, 56)), (AVX512, (64, 256, 56, 56, 2)),
+                         (AVX512, (64, 64, 56, 56, 1, 3))]:
+        _, _, func = _conv(*args)
+        assert pixel_lanes(func, target) is None, args
+        assert "w_global" in Conv2D().apply(func, target).mod["main"].script(), args
+
+
+def test_channels_that_no_tile_height_divides_keep_the_register_tile():
+    _, _, func = _conv(16, 3 * 11, 16, 16)
+    assert pixel_lanes(func, AVX512) is None
+
+
+def _run_host(func, arrays, out_shape):
+    lib = mlcbench.build(func, target="llvm")
+    nd = [mlcbench.nd.array(a) for a in arrays] + [mlcbench.nd.array(np.zeros(out_shape,
+                                                                              "float32"))]
+    lib["main"](*nd)
+    return nd[-1].numpy()
+
+
+@settings(max_examples=12, deadline=None)
+@given(c_in=st.integers(2, 24), rows=st.sampled_from([4, 5, 6, 8]),
+       tiles=st.integers(1, 3), pixels=st.sampled_from([(4, 4), (2, 8), (8, 6), (3, 16)]),
+       epilogue=st.sampled_from(["none", "bias_relu", "residual"]))
+def test_matches_numpy(c_in, rows, tiles, pixels, epilogue):
+    height, width = pixels
+    c_out = rows * tiles
+    inputs, y, func = _conv(c_in, c_out, height, width, bias_relu=epilogue != "none",
+                            residual=epilogue == "residual")
+    sch = pixel_lanes(func, AVX512)
+    assert sch is not None
+    rng = np.random.default_rng(c_in * 100 + c_out)
+    arrays = [rng.standard_normal([int(s) for s in t.shape]).astype("float32") for t in inputs]
+    expected = ref.conv2d_nchw_python(arrays[0], arrays[1], 1, (0, 0, 0, 0))
+    if epilogue != "none":
+        expected = expected + arrays[2]
+        if epilogue == "residual":
+            expected = expected + arrays[3]
+        expected = np.maximum(expected, 0)
+    got = _run_host(sch.mod["main"], arrays, expected.shape)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
