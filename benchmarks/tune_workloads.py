@@ -6,7 +6,10 @@ Run: ``python benchmarks/tune_workloads.py [--survey-only] [--trials 256] [--onl
 
 First every workload's default schedule (``dlight`` default CPU rules, what an untuned
 build applies) is built, checked against numpy and timed: GFLOPS and share of the
-peak (``mlcbench.driver.machine_peaks``). Then each one below ``--threshold`` of the peak
+peak (``mlcbench.driver.machine_peaks``). The weight of a convolution or a dense layer
+is a constant of its model, so it is timed as ``relax.build`` runs the kernel: a
+schedule that packs the weight packs it once, before the timing (``prepacked``), and
+the tuner measures its candidates the same way (``tune_tir(constant_params=...)``). Then each one below ``--threshold`` of the peak
 is tuned for ``--trials`` trials (default design space, evolutionary search, adaptive
 measurement); the tuned program and the default are timed again in interleaved rounds
 (best of ``--rounds``), and the ratio says whether tuning beat the default by 10%.
@@ -27,6 +30,8 @@ from mlcbench import dlight, te, topi  # noqa: E402
 from mlcbench import meta_schedule as ms  # noqa: E402
 from mlcbench.ir import structural_hash  # noqa: E402
 from mlcbench.meta_schedule.default_schedule import default_schedule  # noqa: E402
+from mlcbench.meta_schedule.prepacked import (prepacked_arguments,  # noqa: E402
+                                              split_for_measurement)
 from mlcbench.meta_schedule.utils import estimate_flops  # noqa: E402
 from mlcbench.driver.machine_peaks import machine_peaks  # noqa: E402
 from mlcbench.target import Target, host_cpu_name  # noqa: E402
@@ -36,24 +41,25 @@ from timing import compare, kernel  # noqa: E402
 TARGET = "llvm --num-cores=2"
 
 
+# Each workload: (inputs, output, numpy reference, indices of the constant inputs).
 def _conv(c_in, c_out, size, k, stride=1):
     pad = k // 2
     x = te.placeholder((1, c_in, size, size), name="x")
     w = te.placeholder((c_out, c_in, k, k), name="w")
     return [x, w], topi.nn.conv2d_nchw(x, w, stride, pad, 1), (
-        lambda a, b: ref.conv2d_nchw_python(a, b, stride, (pad,) * 4))
+        lambda a, b: ref.conv2d_nchw_python(a, b, stride, (pad,) * 4)), (1,)
 
 
 def _dense(m, k, n):
     x, w = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w")
-    return [x, w], topi.nn.dense(x, w), lambda a, b: a @ b.T
+    return [x, w], topi.nn.dense(x, w), lambda a, b: a @ b.T, (1,)
 
 
 def _batch_matmul(batch, m, n, k, transpose_b):
     a = te.placeholder((batch, m, k), name="a")
     b = te.placeholder((batch, n, k) if transpose_b else (batch, k, n), name="b")
     return [a, b], topi.nn.batch_matmul(a, b, transpose_b=transpose_b), (
-        lambda x, y: x @ (np.swapaxes(y, 1, 2) if transpose_b else y))
+        lambda x, y: x @ (np.swapaxes(y, 1, 2) if transpose_b else y)), ()
 
 
 WORKLOADS = {
@@ -75,27 +81,32 @@ class Workload:
     """One kernel: its unscheduled module, default-scheduled library, arguments."""
 
     def __init__(self, name: str):
-        inputs, output, self.reference = WORKLOADS[name]()
+        inputs, output, self.reference, self.constants = WORKLOADS[name]()
         self.name = name
         self.mod = mlcbench.IRModule({"main": te.create_prim_func(inputs + [output])})
         self.flops = estimate_flops(self.mod)
         rng = np.random.default_rng(0)
         self.inputs = [rng.standard_normal([int(d) for d in t.shape]).astype("float32")
                        for t in inputs]
-        self.out = np.zeros([int(d) for d in output.shape], "float32")
+        self.out_shape = [int(d) for d in output.shape]
         with Target(TARGET):
             default = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(self.mod)
-        self.default = self.checked(mlcbench.build(default, target=TARGET))
+        self.default = self.built(default)
 
-    def checked(self, lib):
-        self.out.fill(0)
-        lib["main"](*self.inputs, self.out)
-        np.testing.assert_allclose(self.out, self.reference(*self.inputs), rtol=2e-3,
+    def built(self, mod):
+        """``(library, arguments)`` of a scheduled ``mod`` as its model runs it (a packed
+        constant packed once), checked against numpy."""
+        lib = mlcbench.build(split_for_measurement(mod, self.constants), target=TARGET)
+        out = mlcbench.nd.array(np.zeros(self.out_shape, "float32"))
+        args = [mlcbench.nd.array(a) for a in self.inputs] + [out]
+        args = prepacked_arguments(lib, lib["main"], args)
+        lib["main"](*args)
+        np.testing.assert_allclose(out.numpy(), self.reference(*self.inputs), rtol=2e-3,
                                    atol=2e-3)
-        return lib
+        return lib, args
 
-    def timers(self, **libs):
-        return {label: kernel(lib, "main", *self.inputs, self.out) for label, lib in libs.items()}
+    def timers(self, **built):
+        return {label: kernel(lib, "main", *args) for label, (lib, args) in built.items()}
 
     def gflops(self, seconds: float) -> float:
         return self.flops / seconds / 1e9
@@ -108,14 +119,14 @@ def tune(workload: Workload, trials: int, seed: int, remeasure: int):
     start = time.perf_counter()
     database = ms.tune_tir(workload.mod, TARGET, work_dir, max_trials_global=trials,
                            num_trials_per_iter=32, seed=seed, progress_bar=False,
-                           remeasure_top_k=remeasure)
+                           remeasure_top_k=remeasure, constant_params=workload.constants)
     per_trial = (time.perf_counter() - start) / trials
     record = database.query_tuning_record(workload.mod, TARGET)
     scheduled = record.as_schedule().mod
     default = default_schedule(workload.mod, Target(TARGET))
     picked = "default" if default is not None and structural_hash(
         default.mod) == structural_hash(scheduled) else "tuned"
-    return workload.checked(mlcbench.build(scheduled, target=TARGET)), per_trial, picked
+    return workload.built(scheduled), per_trial, picked
 
 
 def main() -> None:

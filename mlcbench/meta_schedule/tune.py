@@ -49,7 +49,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
              strategy="evolutionary", num_tuning_cores="physical", seed: int | None = None,
              module_equality: str = "structural", callbacks=(), progress_bar: bool = True,
              task_name: str | None = None, remeasure_top_k: int = 0,
-             remeasure_rounds: int = 3) -> Database:
+             remeasure_rounds: int = 3, constant_params: tuple = ()) -> Database:
     """Tune every PrimFunc of ``mod`` for ``target``; return the database of records.
 
     Parameters
@@ -84,6 +84,11 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
         :mod:`.remeasure`; the database then holds up to ``remeasure_top_k + 1`` more
         records per task). 0, the default as in TVM: nothing is measured again, the
         default schedule's first figure included.
+    constant_params
+        Indices of the parameters the caller will pass constants for (a weight): on a
+        CPU, a candidate that packs such a parameter is timed with it packed once, as
+        ``relax.build`` runs a model's kernels (:mod:`.prepacked`). Empty, the default
+        as in TVM: every candidate is timed whole.
     module_equality
         How workloads are told apart: ``"structural"`` (their structural hash) is the
         only value supported; TVM's other values are refused.
@@ -101,7 +106,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
     rng = random.Random(seed)
     tasks = [TuneContext(task_mod, target=target, space_generator=space,
                          search_strategy=_as_strategy(strategy, i), task_name=name,
-                         rand_state=rng.randrange(2 ** 31), num_threads=num_tuning_cores)
+                         rand_state=rng.randrange(2 ** 31), num_threads=num_tuning_cores,
+                         constant_params=constant_params)
              for i, (name, task_mod) in enumerate(task_mods)]
     return tune_tasks(tasks=tasks, task_weights=[1.0] * len(tasks), work_dir=work_dir,
                       max_trials_global=max_trials_global, **tune_tasks_options(locals()))

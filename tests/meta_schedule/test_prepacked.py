@@ -127,6 +127,31 @@ def test_tuning_measures_the_split_kernel_and_checks_its_answer(weight):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("constant_params, split", [((1,), True), ((), False)])
+def test_tune_tir_measures_a_constant_weight_packed_once_when_told(weight, constant_params,
+                                                                   split):
+    """``tune_tir(constant_params=(1,))``: the caller passes a constant weight, so a
+    candidate that packs it is built split, as ``relax.build`` runs it; by default
+    (as in TVM) every candidate is measured whole."""
+    from mlcbench import meta_schedule as ms
+    builder = _RecordingBuilder()
+    runner = LocalRunner(evaluator_config=EvaluatorConfig(number=2, repeat=1, min_repeat_ms=0))
+    task = _conv_task(weight, target=Target("llvm"))
+    try:
+        database = ms.tune_tir(task.mod, Target("llvm"), None, max_trials_global=2,
+                               num_trials_per_iter=2, builder=builder, runner=runner,
+                               database="memory", strategy="replay-trace",
+                               cost_model="random", seed=0, progress_bar=False,
+                               constant_params=constant_params)
+    finally:
+        runner.shutdown()
+        builder.shutdown()
+    assert (["main", PREPACK_FUNCTION] in builder.built) == split
+    records = database.get_all_tuning_records()
+    assert records and all(r.error_msg is None for r in records), \
+        [r.error_msg for r in records]
+
+
 def test_the_runner_keeps_the_packed_weight_alive_while_it_times():
     """A 2.4 MB weight (ResNet-50's 3x3 256 -> 256 layer): its packed copy is freed back to
     the system if nothing holds it, and the kernel then read unmapped memory (a crash, or

@@ -37,7 +37,7 @@ class LayoutMixin:
     def transform_block_layout(self, block, index_map) -> None:
         """Give ``block`` new iterators, ``index_map`` of its old ones, and a loop for
         each: ``lambda n, f, y, x, rc: (n, f, y * 28 + x, rc)`` fuses the pixel iterators
-        of a convolution into one. The map may reorder iterators and fuse neighbours of
+        of a convolution into one. The map may reorder iterators and fuse iterators of
         one kind; the block must be alone under loops bound one to one to its iterators
         (as TVM requires)."""
         block = self._as_block_rv(block)

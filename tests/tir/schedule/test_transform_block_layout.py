@@ -100,6 +100,21 @@ def test_refuses_a_block_not_alone_under_plain_loops():
         "C", lambda i, j, k: (i * 16 + j, k)), r"bound one to one to loops")
 
 
+@T.prim_func
+def diagonal(a: T.Buffer((16, 16), "float32"), b: T.Buffer((16, 16), "float32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            vj = T.axis.spatial(16, i)
+            b[vi, vj] = a[vi, vj]
+
+
+def test_refuses_two_iterators_bound_to_one_loop():
+    sch = Schedule(diagonal)
+    check_refused(sch, lambda s: s.transform_block_layout("B", lambda i, j: (i * 16 + j,)),
+                  r"bound one to one to loops")
+
+
 @settings(max_examples=15, deadline=None)
 @given(h=st.integers(1, 6), v=st.integers(1, 7), f=st.integers(1, 5))
 def test_any_pixel_fusion_computes_the_same(h, v, f):

@@ -10,7 +10,7 @@ pixel iterator ``v_yy_xx`` of extent ``28 * 28``, and a new loop for every itera
 
 A buffer laid out with the same map (``transform_layout``) is then indexed by the new
 iterator itself. As in TVM, the block must be the only block under its loops, bound to
-them one to one. The map may reorder the iterators and fuse neighbours of one kind
+them one to one. The map may reorder the iterators and fuse iterators of one kind
 (``y * 28 + x``, outermost first): each result is one old iterator or such a fusion,
 and every old iterator is used once.
 """
@@ -92,9 +92,11 @@ def _own_loops(func, hit) -> list:
         fail(PRIMITIVE, f"block {name!r} has the predicate {realize.predicate}; it must run "
              "on its whole domain", func, blocks=[name])
     loops = hit.loops()[-len(block.iter_vars):] if block.iter_vars else []
-    for iv, value in zip(block.iter_vars, realize.iter_values):
+    bound = list(realize.iter_values)
+    for iv, value in zip(block.iter_vars, bound):
         loop = next((lp for lp in loops if lp.loop_var is value), None)
-        if loop is None or const_int(loop.extent) != const_int(iv.dom.extent) \
+        if loop is None or sum(v is value for v in bound) > 1 \
+                or const_int(loop.extent) != const_int(iv.dom.extent) \
                 or const_int(loop.min) != 0 or const_int(iv.dom.min) != 0 \
                 or const_int(iv.dom.extent) is None:
             fail(PRIMITIVE, f"block {name!r} must be bound one to one to loops over its "
