@@ -1,0 +1,52 @@
+"""Packing the vector operand into panels: a transposed source (``B[j, k]``) is gathered
+along the vector axis when a panel's rows are short, scattered from its rows when long."""
+import re
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from mlcbench import te, topi
+from mlcbench.dlight.cpu.packing import GATHER_SPAN_BYTES, TRANSPOSE_RUN
+from mlcbench.target import Target
+
+AVX512 = Target("llvm -mcpu=znver4")
+
+
+def _packing_nest(default_schedule, func):
+    """The loops of the packing block (the one writing ``*_global``) and the script."""
+    text = default_schedule(func, AVX512).script()
+    block = re.search(r'with T\.block\("\w+_global"\)', text).start()
+    start = text.rfind("T.parallel", 0, block)
+    return text[start:block], text
+
+
+def test_short_transposed_rows_are_gathered_into_a_panel_row(default_schedule):
+    # q @ k^T of attention: k's rows of 64 floats, a 32-row panel spans 8 KB
+    a, b = te.placeholder((2, 64, 64), name="a"), te.placeholder((2, 64, 64), name="b")
+    y = topi.nn.batch_matmul(a, b, transpose_b=True)
+    nest, text = _packing_nest(default_schedule, te.create_prim_func([a, b, y]))
+    assert 32 * 64 * 4 <= GATHER_SPAN_BYTES
+    assert re.search(rf"for \w+ in range\({TRANSPOSE_RUN}\):\s*"
+                     r"for \w+ in T\.vectorized\(32\):", nest), text
+
+
+def test_long_transposed_rows_are_read_along_the_row_and_scattered(default_schedule):
+    # a dense weight of 4096-float rows: a 32-row panel spans 512 KB
+    x, w = te.placeholder((64, 4096), name="x"), te.placeholder((64, 4096), name="w")
+    nest, text = _packing_nest(default_schedule,
+                               te.create_prim_func([x, w, topi.nn.dense(x, w)]))
+    assert 32 * 4096 * 4 > GATHER_SPAN_BYTES
+    assert re.search(rf"for \w+ in range\(32\):\s*"
+                     rf"for \w+ in T\.vectorized\({TRANSPOSE_RUN}\):", nest), text
+
+
+@settings(max_examples=10, deadline=None)
+@given(batch=st.integers(1, 3), m=st.integers(1, 40), n=st.integers(1, 70),
+       k=st.sampled_from([3, 8, 64, 300, 1200]))
+def test_transposed_products_match_numpy(batch, m, n, k, run_te):
+    rng = np.random.default_rng(batch * 1000 + m * 10 + n)
+    av = rng.standard_normal((batch, m, k)).astype("float32")
+    bv = rng.standard_normal((batch, n, k)).astype("float32")
+    a, b = te.placeholder(av.shape, name="a"), te.placeholder(bv.shape, name="b")
+    got = run_te([a, b], topi.nn.batch_matmul(a, b, transpose_b=True), [av, bv])
+    np.testing.assert_allclose(got, av @ np.swapaxes(bv, 1, 2), rtol=1e-4, atol=1e-3)
