@@ -120,12 +120,10 @@ class Conv2D(ScheduleRule):
     name = "Conv2D"
 
     def apply(self, func, target, tunable=False):
-        return self._apply(func, target, pad=True)
+        pointwise = pixel_lanes(func, target)
+        return pointwise if pointwise is not None else self._apply(func, target, pad=True)
 
     def _apply(self, func, target, pad: bool):
-        pointwise = pixel_lanes(func, target)
-        if pointwise is not None:
-            return pointwise
         sch = Schedule(func)
         windowed = windowed_buffers(sch)
         inline_injective_producers(sch, keep=lambda info: keeps_window(info, windowed))

@@ -96,14 +96,12 @@ def schedule_packing(sch, block_name, vector_dim, width, parallel, func_name=Non
         span = width * int(row.value) * source.dtype.bits // 8 if hasattr(row, "value") \
             else None
         k0, k1 = sch.split(last, [None, TRANSPOSE_RUN])
-        if span is not None and span <= GATHER_SPAN_BYTES:
-            # Gather a panel row along the vector axis: one contiguous vector store.
-            sch.reorder(*others, j0, k0, k1, j1)
-            outer_parts, vector = [*others, j0, k0], j1
-        else:
-            # Read the source along its contiguous last axis and scatter into the panel.
-            sch.reorder(*others, j0, k0, j1, k1)
-            outer_parts, vector = [*others, j0, k0], k1
+        # Short rows: gather a panel row along the vector axis (one contiguous store);
+        # long ones: read the source along its contiguous last axis, scatter into the panel.
+        gather = span is not None and span <= GATHER_SPAN_BYTES
+        inner = (k1, j1) if gather else (j1, k1)
+        sch.reorder(*others, j0, k0, *inner)
+        outer_parts, vector = [*others, j0, k0], inner[-1]
     sch.vectorize(vector)
     outer = sch.fuse(*outer_parts) if len(outer_parts) > 1 else outer_parts[0]
     if parallel:
