@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import mlcbench
-from mlcbench import te, topi
+from mlcbench import te, tir, topi
 from mlcbench.dlight.cpu import Conv2D
 from mlcbench.dlight.cpu.pointwise import CHANNEL_ROWS, pixel_lanes
 from mlcbench.target import Target
@@ -67,6 +67,14 @@ def test_register_tile_where_the_pixels_do_not_fill_whole_vectors_or_lanes_are_8
         _, _, func = _conv(*args)
         assert pixel_lanes(func, target) is None, args
         assert "w_global" in Conv2D().apply(func, target).mod["main"].script(), args
+
+
+def test_a_symbolic_batch_is_left_to_the_other_schedules():
+    n = tir.Var("n", "int64")
+    x, w = te.placeholder((n, 16, 8, 8), name="x"), te.placeholder((32, 16, 1, 1), name="w")
+    func = te.create_prim_func([x, w, topi.nn.conv2d_nchw(x, w, 1, 0, 1)])
+    assert pixel_lanes(func, AVX512) is None
+    Conv2D().apply(func, AVX512)       # refuses or schedules, never raises
 
 
 def test_channels_that_no_tile_height_divides_keep_the_register_tile():

@@ -35,9 +35,10 @@ from ...arith import Analyzer
 from ...tir.expr import const
 from ...tir.functor import substitute
 from ...tir.schedule import Schedule
+from ...tir.schedule.ir_utils import const_int
 from ..analysis import block_infos, iter_vars_of, multiply_accumulate, total_extent
 from .common import float_bits, inline_injective_consumers, inline_injective_producers
-from .tiling import PARALLEL_MIN_MACS
+from .tiling import PARALLEL_MIN_MACS, _extent, _largest_divisor
 
 # Output channels per tile, one accumulator register each. On the Zen 4 below, 8 ran the
 # layers 2-15% faster than 16 (56x56 64->256 with the residual add: 542 -> 463 us), and
@@ -109,7 +110,9 @@ def _pointwise_nchw(sch):
         return None
     info = reductions[0]
     loads = multiply_accumulate(info)
-    if loads is None:
+    # Tiles are chosen from known sizes (a symbolic batch cannot be fused into the tiles).
+    if loads is None or not all(hasattr(iv.dom.extent, "value")
+                                for iv in info.block.iter_vars):
         return None
     by_var = {iv.var: iv for iv in info.block.iter_vars}
     axes = [by_var.get(i) for i in info.store.indices]
@@ -130,7 +133,7 @@ def _pointwise_nchw(sch):
     if len(pixels) != 1 or len(others) != 1:
         return None
     source = pixels[0].buffer
-    if [_const(s) for s in source.shape[-2:]] != [_extent(y), _extent(x)]:
+    if [const_int(s) for s in source.shape[-2:]] != [_extent(y), _extent(x)]:
         return None
     if iter_vars_of(others[0]) & {y.var, x.var}:
         return None
@@ -150,12 +153,4 @@ def _plain_pixels(load, y, x, zero: set) -> bool:
 
 def _channel_rows(channels: int):
     """The largest divisor of ``channels`` up to ``CHANNEL_ROWS``, at least 4, else None."""
-    return next((r for r in range(CHANNEL_ROWS, 3, -1) if channels % r == 0), None)
-
-
-def _extent(iv) -> int:
-    return int(iv.dom.extent.value)
-
-
-def _const(expr):
-    return int(expr.value) if hasattr(expr, "value") else None
+    return _largest_divisor(channels, 4, CHANNEL_ROWS)
