@@ -89,21 +89,28 @@ def _batch_norm(c, size):
             ("BatchNormalization", {"epsilon": 1e-5}))
 
 
-def _pool(kind, c, size, kernel, stride, pad):
-    """NCHW max or average pooling (padded taps counted, as ``count_include_pad=1``)."""
+def _pool(kind, c, size, kernel, stride, pad, ceil=False):
+    """NCHW max or average pooling (padded taps counted, as ``count_include_pad=1``);
+    ``ceil`` keeps a last partial window (``ceil_mode=1``, max pooling only here)."""
     x = te.placeholder((1, c, size, size), name="x")
-    out = topi.nn.pool2d(x, (kernel,) * 2, (stride,) * 2, (1, 1), (pad,) * 4, kind)
-    attrs = {"kernel_shape": [kernel] * 2, "strides": [stride] * 2, "pads": [pad] * 4}
+    out = topi.nn.pool2d(x, (kernel,) * 2, (stride,) * 2, (1, 1), (pad,) * 4, kind,
+                         ceil_mode=ceil)
+    attrs = {"kernel_shape": [kernel] * 2, "strides": [stride] * 2, "pads": [pad] * 4,
+             "ceil_mode": int(ceil)}
     if kind == "avg":
         attrs["count_include_pad"] = 1
     return ([x], out, [_rand(1, c, size, size)],
-            lambda a: _numpy_pool(a, kind, kernel, stride, pad),
+            lambda a: _numpy_pool(a, kind, kernel, stride, pad, ceil),
             ("MaxPool" if kind == "max" else "AveragePool", attrs))
 
 
-def _numpy_pool(a, kind, kernel, stride, pad):
+def _numpy_pool(a, kind, kernel, stride, pad, ceil=False):
     fill = -np.inf if kind == "max" else 0.0
-    padded = np.pad(a, [(0, 0), (0, 0), (pad, pad), (pad, pad)], constant_values=fill)
+    size = a.shape[-1]
+    outputs = -(-(size + 2 * pad - kernel) // stride) + 1 if ceil else None
+    extra = max(0, (outputs - 1) * stride + kernel - size - 2 * pad) if ceil else 0
+    padded = np.pad(a, [(0, 0), (0, 0), (pad, pad + extra), (pad, pad + extra)],
+                    constant_values=fill)
     windows = np.lib.stride_tricks.sliding_window_view(padded, (kernel, kernel), axis=(2, 3))
     windows = windows[:, :, ::stride, ::stride]
     return windows.max(axis=(4, 5)) if kind == "max" else windows.mean(axis=(4, 5))
@@ -131,6 +138,16 @@ WORKLOADS = {
     "batch_norm 1x64x112x112": lambda: _batch_norm(64, 112),
     "batch_norm 1x128x28x28": lambda: _batch_norm(128, 28),
     "max_pool 3x3/2 1x64x112x112": lambda: _pool("max", 64, 112, 3, 2, 1),
+    # SqueezeNet's, Inception v1's (ceil mode) and AlexNet's max pools.
+    "max_pool 3x3/2c 1x96x111x111": lambda: _pool("max", 96, 111, 3, 2, 0, ceil=True),
+    "max_pool 3x3/2c 1x256x55x55": lambda: _pool("max", 256, 55, 3, 2, 0, ceil=True),
+    "max_pool 3x3/2c 1x512x27x27": lambda: _pool("max", 512, 27, 3, 2, 0, ceil=True),
+    "max_pool 3x3/2c 1x192x56x56": lambda: _pool("max", 192, 56, 3, 2, 0, ceil=True),
+    "max_pool 3x3/2c 1x480x28x28": lambda: _pool("max", 480, 28, 3, 2, 0, ceil=True),
+    "max_pool 3x3/2c 1x832x14x14": lambda: _pool("max", 832, 14, 3, 2, 0, ceil=True),
+    "max_pool 3x3/1 1x192x28x28": lambda: _pool("max", 192, 28, 3, 1, 1),
+    "max_pool 3x3/1 1x480x14x14": lambda: _pool("max", 480, 14, 3, 1, 1),
+    "max_pool 3x3/2 1x64x55x55": lambda: _pool("max", 64, 55, 3, 2, 0),
     "max_pool 2x2/2 1x128x112x112": lambda: _pool("max", 128, 112, 2, 2, 0),
     "avg_pool 3x3/1 1x192x28x28": lambda: _pool("avg", 192, 28, 3, 1, 1),
     "global_avg_pool 1x2048x7x7": lambda: _global_avg_pool(2048, 7),

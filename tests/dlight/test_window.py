@@ -74,12 +74,18 @@ def test_average_divides_one_row_per_vector(default_schedule, mcpu, tile):
     assert f"T.vectorized({28 if mcpu == 'znver4' else 4})" in taps[:200], text
 
 
-def test_two_stage_max_pool_keeps_half_register_tiles_on_16_lanes(default_schedule):
-    """With the taps inside a register tile, a 28-pixel row stays two vectors of 14."""
-    x, out = _max_pool((1, 64, 56, 56), kernel=3, stride=2, pad=1)
-    text = default_schedule(te.create_prim_func([x, out]), Target("llvm -mcpu=znver4")).script()
-    assert re.search(r"for \w+ in range\(2\):\s*for \w+ in T\.vectorized\(14\):\s*"
-                     r'with T\.block\("pool_max_init"\)', text), text
+@pytest.mark.parametrize("size, mcpu, tile", [(56, "znver4", 28), (112, "znver4", 56),
+                                              (112, "znver3", 8), (256, "znver4", 16)])
+def test_two_stage_max_pool_window_row_is_one_vector_on_16_lanes(default_schedule, size,
+                                                                  mcpu, tile):
+    """On 16 lanes the window stage's row of outputs is one vector up to four registers
+    (28 and 56 outputs; 128 are tiles of 16); on 8 lanes it keeps the register tiles."""
+    x, out = _max_pool((1, 8, size, size), kernel=3, stride=2, pad=1)
+    text = default_schedule(te.create_prim_func([x, out]), Target(f"llvm -mcpu={mcpu}")).script()
+    window = text[text.index("pool_row_max_update"):]
+    assert re.search(rf"for \w+ in range\({size // 2 // tile}\):\s*"
+                     rf"for \w+ in T\.vectorized\({tile}\):\s*"
+                     r'with T\.block\("pool_max_init"\)', window), text
 
 
 @settings(max_examples=25, deadline=None)

@@ -29,11 +29,12 @@ def test_the_rule_is_window_reduction(rule_for):
     assert rule_for([x], out) == "WindowReduction"
 
 
-@pytest.mark.parametrize("mcpu, row_tile, window_tile", [("znver3", 8, 8), ("znver4", 16, 8)])
+@pytest.mark.parametrize("mcpu, row_tile, window_tile", [("znver3", 8, 8), ("znver4", 16, 56)])
 def test_row_stage_runs_per_output_row_vectorized(default_schedule, mcpu, row_tile,
                                                   window_tile):
     """1x64x112x112, 3x3/2: 112 columns of row maxes a row (a register a tile), then 56
-    outputs; both under the one parallel loop over 64 channels x 56 rows."""
+    outputs (one vector of them on 16 lanes); both under the one parallel loop over 64
+    channels x 56 rows."""
     text = default_schedule(_max_pool((1, 64, 112, 112)), Target(f"llvm -mcpu={mcpu}")).script()
     assert text.count("T.parallel(") == 1
     rows = _loops_of(text, "pool_row_max_update")
@@ -58,6 +59,13 @@ def test_odd_width_rows_are_vectorized_but_their_tail(default_schedule):
     row_stage = text[:text.index("pool_max_1[")]
     assert "pool_row_max_1[ax0_0 * 8:ax0_0 * 8 + 8] = T.max(" in row_stage
     assert "else:" in row_stage
+
+
+def test_both_stages_count_toward_the_parallel_threshold(default_schedule):
+    """1x832x14x14, 3x3/2: the window stage's 90K taps alone are under
+    PARALLEL_MIN_ELEMENTS, with the row stage's 210K the pool is over it."""
+    text = default_schedule(_max_pool((1, 832, 14, 14), pad=0), Target("llvm -mcpu=znver4")).script()
+    assert "for ax0_ax1_ax2_fused in T.parallel(4992):" in text, text
 
 
 def test_small_pools_stay_on_one_thread(default_schedule):

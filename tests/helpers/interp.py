@@ -131,7 +131,11 @@ class Interpreter:
             cond = self.eval(e.args[0])
             if np.ndim(cond) == 0:
                 return as_dtype(self.eval(e.args[1] if cond else e.args[2]), e.dtype)
-            t, f = self.eval(e.args[1]), self.eval(e.args[2])
+            f = self.eval(e.args[2])
+            if isinstance(e.args[1], E.BufferLoad):
+                # A masked load: the lanes the mask keeps out read no memory.
+                return as_dtype(np.where(cond, self._masked_load(e.args[1], cond), f), e.dtype)
+            t = self.eval(e.args[1])
             return as_dtype(np.where(cond, t, f), e.dtype)
         if e.op in _NUMPY_CALLS:
             with np.errstate(all="ignore"):
@@ -153,6 +157,17 @@ class Interpreter:
         if np.any(np.asarray(position) < 0) or np.any(np.asarray(position) >= array.size):
             raise IndexError(f"{buffer.name}[{position}] is out of bounds ({array.size})")
         return array, position
+
+    def _masked_load(self, load, mask):
+        if len(load.indices) != 1 or not isinstance(load.indices[0], E.Ramp) or \
+                load.buffer.data not in self.env:
+            raise LoweredFormViolation(f"a load of {load.buffer.name} under a vector mask is "
+                                       "not one contiguous vector load")
+        array, position = self.env[load.buffer.data], self.eval(load.indices[0])
+        kept = position[np.asarray(mask, bool)]
+        if np.any(kept < 0) or np.any(kept >= array.size):
+            raise IndexError(f"{load.buffer.name}[{kept}] is out of bounds ({array.size})")
+        return as_dtype(array[np.clip(position, 0, array.size - 1)], load.dtype)
 
     def eval_BufferLoad(self, e):
         array, position = self.memory(e.buffer, e.indices)

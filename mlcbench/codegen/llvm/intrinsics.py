@@ -200,10 +200,14 @@ class IntrinsicCalls:
     def _if_then_else(self, op) -> ir.Value:
         """``cond ? a : b`` evaluating only the taken side (a guarded load stays safe)."""
         cond = self.emit_expr(op.args[0])
-        # A vector condition evaluates both sides; VectorizeLoop allows that only without loads.
+        # A vector condition evaluates both sides, except that a load on the true side is
+        # masked (VectorizeLoop's border tiles); the false side loads nothing.
         if T.is_vector(cond):
-            t, f = self.emit_expr(op.args[1]), self.emit_expr(op.args[2])
-            return self.builder.select(cond, t, f)
+            f = self.emit_expr(op.args[2])
+            masked = self.emit_masked_load(op.args[1], cond, f) \
+                if isinstance(op.args[1], E.BufferLoad) else None
+            return masked if masked is not None else \
+                self.builder.select(cond, self.emit_expr(op.args[1]), f)
         with self.builder.if_else(cond) as (then, otherwise):
             with then:
                 t = self.emit_expr(op.args[1])

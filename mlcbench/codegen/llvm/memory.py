@@ -23,6 +23,7 @@ from llvmlite import ir
 from ...ir.dtype import DataType
 from ...tir import expr as E
 from . import types as T
+from .intrinsics import intrinsic_suffix
 
 
 def contiguous_base(index):
@@ -147,6 +148,26 @@ class MemoryAccess:
                                          stride, lanes, elem_type, align)
             return T.from_memory(self.builder, loaded, dtype)
         return self._gather(pointer, index, elem_type, align, dtype)
+
+    def emit_masked_load(self, load, mask: ir.Value, passthru: ir.Value):
+        """``mask ? load : passthru`` lane by lane when ``load`` is one contiguous vector
+        load (else None): ``llvm.masked.load``, so the lanes outside the mask touch no
+        memory (the border tiles of a padded window, see VectorizeLoop)."""
+        buffer, lanes = load.buffer, load.dtype.lanes
+        base = contiguous_base(self._flat_index(buffer, load.indices))
+        if base is None or lanes == 1:
+            return None
+        elem_type = T.memory_type(buffer.dtype)
+        vector_type = ir.VectorType(elem_type, lanes)
+        address = self._element_address(self._buffer_pointer(buffer), base, elem_type)
+        name = f"llvm.masked.load.v{lanes}{intrinsic_suffix(elem_type)}.p0"
+        fn = self.module.globals.get(name) or ir.Function(
+            self.module, ir.FunctionType(vector_type, [address.type, T.I32, mask.type,
+                                                       vector_type]), name=name)
+        passthru = T.to_memory(self.builder, passthru, load.dtype)
+        align = ir.Constant(T.I32, self.vector_alignment(buffer, base, lanes))
+        loaded = self.builder.call(fn, [address, align, mask, passthru])
+        return T.from_memory(self.builder, loaded, load.dtype)
 
     def _shuffled_load(self, address, stride: int, lanes: int, elem_type, align) -> ir.Value:
         """Lanes ``address[i * stride]``: contiguous loads, then one shufflevector per load

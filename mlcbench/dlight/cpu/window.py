@@ -38,7 +38,12 @@ register::
                 pool_max[.., w] = max(pool_max[.., w], row[2w + rv1 - 1])
 
 (1x64x112x112, 3x3/2: 0.37 ms on one thread against 0.63 for the one-stage schedule
-above; taps outside the tile, as above, ran both stages at 0.45 ms).
+above; taps outside the tile, as above, ran both stages at 0.45 ms). With 16 lanes the
+window stage's row is one vector when it fits in ``WINDOW_ROW_REGISTERS`` registers
+(``T.vectorized(56)`` above). Its border lanes (``2w + rv1 - 1 < 0``) are read with a
+masked load (VectorizeLoop's border version), not a serial loop.
+
+Both stages' taps count toward ``PARALLEL_MIN_ELEMENTS``.
 """
 from __future__ import annotations
 
@@ -53,6 +58,11 @@ from .common import PARALLEL_MIN_ELEMENTS, choose_vector_tile, inline_injective_
 
 PAD_PLANE_MIN_REUSE = 4
 MAX_WINDOW_TAPS = 64     # above this the window is a row: the Reduction rule's vectors win
+# The window stage of a two-stage max pool reads its row of maxes at a stride: on
+# targets of 16 lanes or more, a row of up to this many registers is one vector (a
+# 3x3/2 pool of 1x64x112x112 on a Zen 4: 75 us with its 56 outputs in one vector, 91
+# in seven of 8; 1x256x55x55 in ceil mode: 98 against 114). Unmeasured on 8 lanes.
+WINDOW_ROW_REGISTERS = 4
 MAX_UNROLLED_TAPS = 8    # taps of one stage of a two-stage window, unrolled in the tile
 
 
@@ -138,14 +148,17 @@ def _rows_then_columns(sch, target):
     lanes = target.vector_lanes(32)
     loops, kinds = sch.get_loops(window.rv), loop_kinds(sch, window)
     spatial = kinds.count("S")
-    work = total_extent(sch, loops) or 0
+    # Both stages' taps count: a 3x3/2 max pool of 1x832x14x14 reads 245K row taps and
+    # 122K column taps, and ran serially at 65 us when only the second stage counted.
+    work = (total_extent(sch, loops) or 0) + (total_extent(sch, sch.get_loops(rows.rv)) or 0)
     outer = loops[:spatial - 1]
     row = sch.fuse(*outer) if len(outer) > 1 else outer[0] if outer else None
     if row is None:
         return None
     if work >= PARALLEL_MIN_ELEMENTS and (total_extent(sch, [row]) or 0) >= 2:
         sch.parallel(row)
-    _taps_inside_tile(sch, window.rv, lanes)
+    _taps_inside_tile(sch, window.rv, lanes,
+                      whole_row=WINDOW_ROW_REGISTERS * lanes if lanes >= 16 else 0)
     try:
         sch.compute_at(rows.rv, row)
     except ScheduleError:
@@ -155,9 +168,10 @@ def _rows_then_columns(sch, target):
     return sch
 
 
-def _taps_inside_tile(sch, block, lanes: int) -> None:
+def _taps_inside_tile(sch, block, lanes: int, whole_row: int = 0) -> None:
     """``for w0, w1 in T.grid(.., T.vectorized(tile))``, the init then the unrolled taps
-    inside ``w1``: the running max of a tile is a register, never stored between taps."""
+    inside ``w1``: the running max of a tile is a register, never stored between taps.
+    A row of ``whole_row`` elements or fewer is one tile."""
     name = sch.get(block).name_hint
     info = next(i for i in block_infos(sch) if i.name == name)
     loops, kinds = sch.get_loops(block), loop_kinds(sch, info)
@@ -166,7 +180,10 @@ def _taps_inside_tile(sch, block, lanes: int) -> None:
     extent = total_extent(sch, [width]) or 0
     # One register a tile: two (16 lanes of AVX2) ran the 3x3/2 pool's row stage at
     # 0.47-0.54 ms against 0.37.
-    tile = lanes if extent % lanes == 0 else choose_vector_tile(extent, lanes)
+    if extent <= whole_row:
+        tile = extent
+    else:
+        tile = lanes if extent % lanes == 0 else choose_vector_tile(extent, lanes)
     tile = sch.split(width, [None, tile])[1] if extent > 1 else width
     sch.decompose_reduction(block, taps[0])
     if extent > 1:

@@ -37,8 +37,10 @@ What the code generator may rely on for every PrimFunc of the result:
     (a vector access: the value dtype has the same lanes; the stride is usually 1 and
     may be any scalar: the LLVM code generator loads a small constant stride with vector
     loads and shuffles, and gathers/scatters lane by lane otherwise). Every lane of a
-    vector access is in bounds: a guard that keeps some lanes out is a versioned loop
-    (``VectorizeLoop``), never a ``Select`` around the load.
+    vector access is in bounds, except in one form: a guard that keeps some lanes out
+    is a versioned loop (``VectorizeLoop``), whose border version is the serial loop or,
+    for one contiguous load, ``T.if_then_else(mask, A[ramp], other)`` with a vector
+    ``mask``, a masked load that reads only the lanes the mask keeps.
   - ``Allocate(buffer, body)`` with a flat buffer: shape ``(n,)``, dtype, scope
     ``"global"``, ``"local"``, ``"shared"`` or a named scope like ``"global.A_reg"``.
     Its storage lives for ``body``; codegen places small constant-size ones on the stack.
@@ -46,7 +48,8 @@ What the code generator may rely on for every PrimFunc of the result:
 * Expressions: everything in ``mlcbench.tir.expr``, including ``Ramp``/``Broadcast`` and
   vector-typed arithmetic, comparisons, ``Select``, ``Cast``, ``Let``, lane-wise math
   calls (``Call("tir.exp", ...)`` with a vector dtype), ``Call("tir.if_then_else")``
-  (only the taken side is evaluated; with a vector dtype its condition is a scalar),
+  (only the taken side is evaluated; with a vector dtype its condition is a scalar, or
+  a vector mask over one contiguous load),
   ``Call("tir.call_extern", name, ...)``.
 * Every Var is defined once (params, loop vars, let vars) before its uses.
 """
@@ -83,7 +86,7 @@ def default_lowering_pipeline() -> Sequential:
         FlattenBuffer(),
         Simplify(),
         UnrollLoop(),
-        VectorizeLoop(),
+        VectorizeLoop(masked_loads=True),
         Simplify(),
         # Last: simplification can leave empty loops and branches with constant conditions.
         RemoveNoOp(),
