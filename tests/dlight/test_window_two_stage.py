@@ -30,26 +30,32 @@ def test_the_rule_is_window_reduction(rule_for):
 
 
 @pytest.mark.parametrize("mcpu, row_tile, window_tile", [("znver3", 8, 8), ("znver4", 16, 56)])
-def test_row_stage_runs_per_output_row_vectorized(default_schedule, mcpu, row_tile,
-                                                  window_tile):
-    """1x64x112x112, 3x3/2: 112 columns of row maxes a row (a register a tile), then 56
-    outputs (one vector of them on 16 lanes); both under the one parallel loop over 64
-    channels x 56 rows."""
+def test_row_stage_runs_per_block_of_output_rows_vectorized(default_schedule, mcpu, row_tile,
+                                                            window_tile):
+    """1x64x112x112, 3x3/2: 8 output rows' rows of maxes (112 columns each, a register a
+    tile), then their 8 x 56 outputs (one vector of them on 16 lanes); both under the
+    one parallel loop over 64 channels x 7 blocks of rows."""
     text = default_schedule(_max_pool((1, 64, 112, 112)), Target(f"llvm -mcpu={mcpu}")).script()
     assert text.count("T.parallel(") == 1
     rows = _loops_of(text, "pool_row_max_update")
-    assert rows == ["for ax0_ax1_ax2_fused in T.parallel(3584):",
-                    f"for ax0_0 in range({112 // row_tile}):",
-                    f"for ax0_1 in T.vectorized({row_tile}):", "for ax1 in T.unroll(3):"]
+    assert rows == ["for ax0_ax1_ax2_0_fused in T.parallel(448):",
+                    f"for ax0, ax1_0 in T.grid(8, {112 // row_tile}):",
+                    f"for ax1_1 in T.vectorized({row_tile}):", "for ax2 in T.unroll(3):"]
     window = _loops_of(text[text.index('T.block("pool_max_init")'):], "pool_max_update")
     assert window == ["for rv1 in T.unroll(3):"]
     assert f"in T.vectorized({window_tile}):" in text[text.index("pool_row_max_update"):]
 
 
-def test_row_buffer_is_one_row(default_schedule):
-    func = default_schedule(_max_pool((1, 64, 112, 112)), Target("llvm -mcpu=znver3"))
+@pytest.mark.parametrize("shape, rows", [((1, 64, 112, 112), 8), ((1, 8, 14, 14), 7),
+                                         ((1, 8, 27, 27), 13), ((1, 8, 224, 224), 4)])
+def test_row_buffer_holds_a_block_of_rows(default_schedule, shape, rows):
+    """The largest divisor of the output rows whose rows of maxes fit in 4 KB: 8 of 56
+    rows of 112, all 7 of 14, all 13 of 27, 4 of 112 rows of 224."""
+    func = default_schedule(_max_pool(shape, pad=0 if shape[-1] % 2 else 1),
+                            Target("llvm -mcpu=znver3"))
     text = mlcbench.lower(mlcbench.IRModule({"main": func})).script()
-    assert 'pool_row_max = T.allocate([112], "float32", "global")' in text
+    width = shape[-1]
+    assert f'pool_row_max = T.allocate([{rows * width}], "float32", "global")' in text, text
 
 
 def test_odd_width_rows_are_vectorized_but_their_tail(default_schedule):
@@ -57,7 +63,8 @@ def test_odd_width_rows_are_vectorized_but_their_tail(default_schedule):
     func = default_schedule(_max_pool((1, 64, 113, 113), pad=0), Target("llvm -mcpu=znver3"))
     text = mlcbench.lower(mlcbench.IRModule({"main": func})).script()
     row_stage = text[:text.index("pool_max_1[")]
-    assert "pool_row_max_1[ax0_0 * 8:ax0_0 * 8 + 8] = T.max(" in row_stage
+    assert "pool_row_max_1[ax0 * 113 + ax1_0 * 8:ax0 * 113 + ax1_0 * 8 + 8] = T.max(" \
+        in row_stage
     assert "else:" in row_stage
 
 
@@ -65,7 +72,7 @@ def test_both_stages_count_toward_the_parallel_threshold(default_schedule):
     """1x832x14x14, 3x3/2: the window stage's 90K taps alone are under
     PARALLEL_MIN_ELEMENTS, with the row stage's 210K the pool is over it."""
     text = default_schedule(_max_pool((1, 832, 14, 14), pad=0), Target("llvm -mcpu=znver4")).script()
-    assert "for ax0_ax1_ax2_fused in T.parallel(4992):" in text, text
+    assert "for ax0_ax1_ax2_0_fused in T.parallel(832):" in text, text
 
 
 def test_small_pools_stay_on_one_thread(default_schedule):

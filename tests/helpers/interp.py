@@ -162,7 +162,7 @@ class Interpreter:
         if len(load.indices) != 1 or not isinstance(load.indices[0], E.Ramp) or \
                 load.buffer.data not in self.env:
             raise LoweredFormViolation(f"a load of {load.buffer.name} under a vector mask is "
-                                       "not one contiguous vector load")
+                                       "not one vector load at a Ramp")
         array, position = self.env[load.buffer.data], self.eval(load.indices[0])
         kept = position[np.asarray(mask, bool)]
         if np.any(kept < 0) or np.any(kept >= array.size):

@@ -150,33 +150,67 @@ class MemoryAccess:
         return self._gather(pointer, index, elem_type, align, dtype)
 
     def emit_masked_load(self, load, mask: ir.Value, passthru: ir.Value):
-        """``mask ? load : passthru`` lane by lane when ``load`` is one contiguous vector
-        load (else None): ``llvm.masked.load``, so the lanes outside the mask touch no
-        memory (the border tiles of a padded window, see VectorizeLoop)."""
+        """``mask ? load : passthru`` lane by lane, the lanes outside the mask touching no
+        memory (the border tiles of a padded window, see VectorizeLoop): one
+        ``llvm.masked.load`` for a contiguous vector, one per load of the shuffled plan
+        for a constant stride up to ``max_shuffled_stride``; None for other loads (the
+        caller then selects between both sides, as for a condition without loads)."""
         buffer, lanes = load.buffer, load.dtype.lanes
-        base = contiguous_base(self._flat_index(buffer, load.indices))
-        if base is None or lanes == 1:
+        if lanes == 1:
             return None
+        index = self._flat_index(buffer, load.indices)
         elem_type = T.memory_type(buffer.dtype)
-        vector_type = ir.VectorType(elem_type, lanes)
-        address = self._element_address(self._buffer_pointer(buffer), base, elem_type)
-        name = f"llvm.masked.load.v{lanes}{intrinsic_suffix(elem_type)}.p0"
-        fn = self.module.globals.get(name) or ir.Function(
-            self.module, ir.FunctionType(vector_type, [address.type, T.I32, mask.type,
-                                                       vector_type]), name=name)
+        pointer = self._buffer_pointer(buffer)
         passthru = T.to_memory(self.builder, passthru, load.dtype)
-        align = ir.Constant(T.I32, self.vector_alignment(buffer, base, lanes))
-        loaded = self.builder.call(fn, [address, align, mask, passthru])
+        strided = strided_base(index)
+        if strided is not None and strided[1] == 1:
+            address = self._element_address(pointer, strided[0], elem_type)
+            loaded = self._masked_vector_load(address, mask, passthru,
+                                              self.vector_alignment(buffer, strided[0], lanes))
+        elif strided is not None and 2 <= strided[1] <= self.max_shuffled_stride:
+            address = self._element_address(pointer, strided[0], elem_type)
+            loaded = self._shuffled_load(address, strided[1], lanes, elem_type,
+                                         buffer.dtype.itemsize, mask)
+            loaded = self.builder.select(mask, loaded, passthru)
+        else:
+            return None
         return T.from_memory(self.builder, loaded, load.dtype)
 
-    def _shuffled_load(self, address, stride: int, lanes: int, elem_type, align) -> ir.Value:
+    def _masked_intrinsic(self, name: str, ret, args) -> ir.Function:
+        existing = self.module.globals.get(name)
+        return existing if existing is not None else \
+            ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+
+    def _masked_vector_load(self, address, mask, passthru, align: int) -> ir.Value:
+        vector_type = passthru.type
+        name = (f"llvm.masked.load.v{vector_type.count}"
+                f"{intrinsic_suffix(vector_type.element)}.p0")
+        fn = self._masked_intrinsic(name, vector_type, [address.type, T.I32, mask.type,
+                                                        vector_type])
+        return self.builder.call(fn, [address, ir.Constant(T.I32, align), mask, passthru])
+
+    def _shuffled_load(self, address, stride: int, lanes: int, elem_type, align,
+                       mask=None) -> ir.Value:
         """Lanes ``address[i * stride]``: contiguous loads, then one shufflevector per load
-        after the first, each filling in the lanes that load holds (``shuffled_load_plan``)."""
+        after the first, each filling in the lanes that load holds (``shuffled_load_plan``).
+        With a lane ``mask``, each load is masked to the elements of the lanes it serves
+        that the mask keeps (the other lanes of the result are undefined)."""
         starts, sources = shuffled_load_plan(stride, lanes)
         vector_type = ir.VectorType(elem_type, lanes)
-        loads = [self.builder.load(self.builder.gep(address, [ir.Constant(T.I64, start)],
-                                                    inbounds=True, source_etype=elem_type),
-                                   typ=vector_type, align=align) for start in starts]
+        addresses = [self.builder.gep(address, [ir.Constant(T.I64, start)], inbounds=True,
+                                      source_etype=elem_type) for start in starts]
+        if mask is None:
+            loads = [self.builder.load(a, typ=vector_type, align=align) for a in addresses]
+        else:
+            none = ir.Constant(mask.type, None)
+            loads = []
+            for k, a in enumerate(addresses):
+                # Element j of load k is lane i's when sources[i] == (k, j).
+                served = {j: lane for lane, (source, j) in enumerate(sources) if source == k}
+                spread = self.builder.shuffle_vector(mask, none, ir.Constant(
+                    ir.VectorType(T.I32, lanes), [served.get(j, lanes) for j in range(lanes)]))
+                loads.append(self._masked_vector_load(a, spread, ir.Constant(vector_type, None),
+                                                      align))
         result, mask_type = loads[0], ir.VectorType(T.I32, lanes)
         for k in range(1, len(loads)):
             # Lanes of ``result`` (indices < lanes) or of load k (indices lanes + j).

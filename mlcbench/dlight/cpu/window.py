@@ -38,12 +38,22 @@ register::
                 pool_max[.., w] = max(pool_max[.., w], row[2w + rv1 - 1])
 
 (1x64x112x112, 3x3/2: 0.37 ms on one thread against 0.63 for the one-stage schedule
-above; taps outside the tile, as above, ran both stages at 0.45 ms). With 16 lanes the
-window stage's row is one vector when it fits in ``WINDOW_ROW_REGISTERS`` registers
-(``T.vectorized(56)`` above). Its border lanes (``2w + rv1 - 1 < 0``) are read with a
-masked load (VectorizeLoop's border version), not a serial loop.
+above; taps outside the tile, as above, ran both stages at 0.45 ms).
 
-Both stages' taps count toward ``PARALLEL_MIN_ELEMENTS``.
+The row stage fills the rows of maxes of a block of output rows (``ROW_BUFFER_BYTES``,
+8 rows of 112 here) before the window stage reads them, and on 16 lanes the window
+stage's row is one vector when it fits in ``WINDOW_ROW_REGISTERS`` registers::
+
+    for n_c_h0 in T.parallel(64 * 7):
+        for h1, w0, w1 in T.grid(8, 7, T.vectorized(16)):   # pool_row_max, 8 x 112
+            ...
+        for h1 in range(8):
+            for w in T.vectorized(56):                      # pool_max, 8 x 56
+                ...
+
+The window's border lanes (``2w + rv1 - 1 < 0``) are read with masked loads
+(VectorizeLoop's border version), not a serial loop. Both stages' taps count toward
+``PARALLEL_MIN_ELEMENTS``.
 """
 from __future__ import annotations
 
@@ -63,6 +73,15 @@ MAX_WINDOW_TAPS = 64     # above this the window is a row: the Reduction rule's 
 # 3x3/2 pool of 1x64x112x112 on a Zen 4: 75 us with its 56 outputs in one vector, 91
 # in seven of 8; 1x256x55x55 in ceil mode: 98 against 114). Unmeasured on 8 lanes.
 WINDOW_ROW_REGISTERS = 4
+# The row stage runs for a block of output rows (the largest divisor of their count
+# whose rows of maxes fit in this many bytes) before the window stage reads them: read
+# right after they were written, a row's maxes waited on store-to-load forwarding, which
+# fails for a load that spans several stores (a 14-lane row is stored in three pieces).
+# On a Zen 4 with onnxruntime in the same run, us, one output row a block -> blocks:
+# 3x3/1 of 1x480x14x14 68 -> 27 (onnxruntime 31); 3x3/2 ceil of 1x512x27x27 79 -> 48
+# (49); of 1x832x14x14 42 -> 21 (27); 3x3/2 of 1x64x112x112 74 -> 60-66 (108).
+# 2048 and 8192 bytes measured the same as 4096 to within noise.
+ROW_BUFFER_BYTES = 4096
 MAX_UNROLLED_TAPS = 8    # taps of one stage of a two-stage window, unrolled in the tile
 
 
@@ -152,9 +171,14 @@ def _rows_then_columns(sch, target):
     # 122K column taps, and ran serially at 65 us when only the second stage counted.
     work = (total_extent(sch, loops) or 0) + (total_extent(sch, sch.get_loops(rows.rv)) or 0)
     outer = loops[:spatial - 1]
-    row = sch.fuse(*outer) if len(outer) > 1 else outer[0] if outer else None
-    if row is None:
+    if not outer:
         return None
+    row_loops = sch.get_loops(rows.rv)
+    width = total_extent(sch, row_loops[loop_kinds(sch, rows).count("S") - 1:][:1]) or 0
+    chunk = _rows_per_buffer(total_extent(sch, outer[-1:]) or 1, width)
+    if chunk > 1:
+        outer = outer[:-1] + [sch.split(outer[-1], [None, chunk])[0]]
+    row = sch.fuse(*outer) if len(outer) > 1 else outer[0]
     if work >= PARALLEL_MIN_ELEMENTS and (total_extent(sch, [row]) or 0) >= 2:
         sch.parallel(row)
     _taps_inside_tile(sch, window.rv, lanes,
@@ -166,6 +190,13 @@ def _rows_then_columns(sch, target):
     _taps_inside_tile(sch, rows.rv, lanes)
     _schedule_consumers(sch, sch.get(window.rv).name_hint, row, lanes)
     return sch
+
+
+def _rows_per_buffer(height: int, width: int) -> int:
+    """Output rows whose rows of maxes one pass of the row stage computes: the largest
+    divisor of ``height`` whose rows fit in ``ROW_BUFFER_BYTES``."""
+    fit = max(1, ROW_BUFFER_BYTES // max(1, 4 * width))
+    return max(d for d in range(1, min(height, fit) + 1) if height % d == 0)
 
 
 def _taps_inside_tile(sch, block, lanes: int, whole_row: int = 0) -> None:

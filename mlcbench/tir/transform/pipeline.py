@@ -39,8 +39,8 @@ What the code generator may rely on for every PrimFunc of the result:
     loads and shuffles, and gathers/scatters lane by lane otherwise). Every lane of a
     vector access is in bounds, except in one form: a guard that keeps some lanes out
     is a versioned loop (``VectorizeLoop``), whose border version is the serial loop or,
-    for one contiguous load, ``T.if_then_else(mask, A[ramp], other)`` with a vector
-    ``mask``, a masked load that reads only the lanes the mask keeps.
+    for one load of a small constant stride, ``T.if_then_else(mask, A[ramp], other)``
+    with a vector ``mask``, a masked load that reads only the lanes the mask keeps.
   - ``Allocate(buffer, body)`` with a flat buffer: shape ``(n,)``, dtype, scope
     ``"global"``, ``"local"``, ``"shared"`` or a named scope like ``"global.A_reg"``.
     Its storage lives for ``body``; codegen places small constant-size ones on the stack.
@@ -49,7 +49,7 @@ What the code generator may rely on for every PrimFunc of the result:
   vector-typed arithmetic, comparisons, ``Select``, ``Cast``, ``Let``, lane-wise math
   calls (``Call("tir.exp", ...)`` with a vector dtype), ``Call("tir.if_then_else")``
   (only the taken side is evaluated; with a vector dtype its condition is a scalar, or
-  a vector mask over one contiguous load),
+  a vector mask over one load of a small constant stride),
   ``Call("tir.call_extern", name, ...)``.
 * Every Var is defined once (params, loop vars, let vars) before its uses.
 """

@@ -35,12 +35,13 @@ Rules (an expression is *vector* when it depends on the loop variable):
           for v in range(8):
               C[j * 8 + v] = T.if_then_else(16 * j + 2 * v >= 1, A[16 * j + 2 * v - 1], -inf)
 * With ``masked_loads`` (the CPU pipeline), that border version is vector code too when
-  every guarded load is one contiguous vector load and its guard loads nothing: the
+  every guarded load is one vector load of constant stride 1 to
+  ``MASKED_LOAD_MAX_STRIDE`` and its guard loads nothing: the
   guard's lane-dependent conjuncts become the load's mask,
   ``T.if_then_else(mask, A[ramp], -inf)`` with a ``boolxN`` mask, which the LLVM code
   generator emits as ``llvm.masked.load`` (masked lanes read no memory). A 3x3/1 max
   pool of 1x480x14x14, whose every 14-lane row has a border lane, went from 100 to 66
-  us on a Zen 4. Strided guarded loads keep the serial border.
+  us on a Zen 4. Other guarded loads keep the serial border.
 * An ``if`` without ``else`` whose condition varies across lanes (the predicate of a
   split's tail, ``if i * 8 + v < 113``) versions the loop the same way: the vector
   code runs the tiles where it holds on every lane, the serial loop the tail.
@@ -218,12 +219,19 @@ def _loads_memory(expr) -> bool:
     return bool(found)
 
 
-def _contiguous_load(expr) -> bool:
-    """A vector load whose last index is a stride-1 Ramp, the others lane-independent."""
+# The constant strides of a load the LLVM code generator masks lane by lane (contiguous
+# loads and its shuffled loads of small strides).
+MASKED_LOAD_MAX_STRIDE = 4
+
+
+def _maskable_load(expr) -> bool:
+    """A vector load whose last index is a Ramp of constant stride 1 to
+    ``MASKED_LOAD_MAX_STRIDE``, the other indices lane-independent."""
     if not isinstance(expr, BufferLoad) or not isinstance(expr.indices[-1], Ramp):
         return False
     stride = const_int(expr.indices[-1].stride)
-    return stride == 1 and all(lanes_of(i) == 1 for i in expr.indices[:-1])
+    return stride is not None and 1 <= stride <= MASKED_LOAD_MAX_STRIDE and \
+        all(lanes_of(i) == 1 for i in expr.indices[:-1])
 
 
 def _conjuncts(cond: PrimExpr) -> list:
@@ -341,11 +349,13 @@ class _ExprVectorizer(StmtExprMutator):
 
     def _masked_load(self, op, true_value, false_value, dtype):
         """``T.if_then_else(mask, x[ramp], other)`` with a vector ``mask``: lanes outside
-        it load nothing (a masked load in codegen). Only for one contiguous load whose
-        guard loads nothing; the lane-independent conjuncts stay a scalar condition."""
-        if not _contiguous_load(true_value) or _loads_memory(op.args[0]) or \
+        it load nothing (a masked load in codegen). Only for one load of a small constant
+        stride whose guard loads nothing; the lane-independent conjuncts stay a scalar
+        condition."""
+        if not _maskable_load(true_value) or _loads_memory(op.args[0]) or \
                 _loads_memory(op.args[2]):
-            raise NotVectorizable("a guarded load that is not one contiguous vector load")
+            raise NotVectorizable("a guarded load that is not one vector load of a small "
+                                  "constant stride")
         uniform, lanewise = [], []
         for conjunct in _conjuncts(op.args[0]):
             vector = self.visit(conjunct)
@@ -486,7 +496,7 @@ def _has_vectors(stmt) -> bool:
 def vectorize(loop: For, body=None, masked_loads: bool = False):
     """The vector form of a VECTORIZED loop, or the loop as SERIAL when that is impossible.
     ``masked_loads``: the tiles where a guard fails on some lanes run vector code with
-    masked loads instead of the serial loop, when every guarded load is contiguous."""
+    masked loads instead of the serial loop, when every guarded load can be masked."""
     body = loop.body if body is None else body
     lanes = const_int(loop.extent)
     if lanes is not None and lanes <= 1:

@@ -54,10 +54,14 @@ def test_without_masked_loads_the_border_stays_serial():
     assert isinstance(border, For) and border.kind == ForKind.SERIAL
 
 
-def test_a_strided_guarded_load_keeps_the_serial_border():
-    """A masked load is one contiguous load: a stride-2 window's border stays serial."""
+def test_a_stride_two_load_is_masked_and_a_stride_five_load_stays_serial():
+    """The code generator masks loads of constant stride up to MASKED_LOAD_MAX_STRIDE
+    (4); a larger stride keeps the serial border."""
     A, C = buf("A", (64,)), buf("C", (32,))
     border = _apply(_shifted_window(A, C, -1, 4, 8, stride=2)).body.body.else_case
+    assert isinstance(border, BufferStore) and border.value.args[0].dtype == "boolx8"
+    A = buf("A", (160,))
+    border = _apply(_shifted_window(A, C, -1, 4, 8, stride=5)).body.body.else_case
     assert isinstance(border, For) and border.kind == ForKind.SERIAL
 
 
@@ -76,12 +80,16 @@ def test_a_lane_independent_conjunct_stays_a_scalar_condition_around_the_mask():
 
 
 @pytest.mark.parametrize("mcpu, lanes", [("znver4", 16), ("haswell", 8)])
-def test_codegen_emits_a_masked_load(mcpu, lanes):
-    """The border version of a lowered, built kernel is an ``llvm.masked.load``."""
-    A, C = buf("A", (4 * lanes - 2,)), buf("C", (4 * lanes,))
-    func = _apply(_shifted_window(A, C, -1, 4, lanes)).with_attr("global_symbol", "window")
-    lib = compile_kernels(func, target=Target(f"llvm -mcpu={mcpu}"))
-    assert f"llvm.masked.load.v{lanes}f32" in lib.get_source("ll")
+@pytest.mark.parametrize("stride", [1, 2])
+def test_codegen_emits_masked_loads(mcpu, lanes, stride):
+    """The border version of a lowered, built kernel loads with ``llvm.masked.load``:
+    one for a contiguous vector, one per load of the shuffled plan for stride 2."""
+    A, C = buf("A", (stride * 4 * lanes - 2,)), buf("C", (4 * lanes,))
+    func = _apply(_shifted_window(A, C, -1, 4, lanes, stride))
+    lib = compile_kernels(func.with_attr("global_symbol", "window"),
+                          target=Target(f"llvm -mcpu={mcpu}"))
+    unoptimized = lib._artifact.get_source("ll-unoptimized")
+    assert unoptimized.count(f"call <{lanes} x float> @\"llvm.masked.load.v{lanes}f32.p0\"") == stride
 
 
 def _numpy_window(a, shift, size, stride=1):
@@ -90,18 +98,19 @@ def _numpy_window(a, shift, size, stride=1):
     return np.where(inside, a[np.clip(x, 0, len(a) - 1)], -np.inf).astype("float32")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(shift=st.integers(-5, 5), lanes=st.sampled_from([2, 4, 7, 8, 14, 16]),
-       rows=st.integers(1, 4), short=st.integers(0, 6), seed=st.integers(0, 2**16))
-def test_masked_border_computes_the_window(shift, lanes, rows, short, seed):
+       stride=st.integers(1, 5), rows=st.integers(1, 4), short=st.integers(0, 6),
+       seed=st.integers(0, 2**16))
+def test_masked_border_computes_the_window(shift, lanes, stride, rows, short, seed):
     """Interpreted (which refuses a masked lane's out-of-bounds read) and compiled for
-    the host, against numpy; ``A`` may end before the last tile does."""
+    the host, against numpy; ``A`` may end before the last tile's last lane."""
     size = rows * lanes
-    n = max(1, size - short)
+    n = max(1, stride * (size - 1) + 1 - short)
     A, C = buf("A", (n,)), buf("C", (size,))
-    lowered = _apply(_shifted_window(A, C, shift, rows, lanes))
+    lowered = _apply(_shifted_window(A, C, shift, rows, lanes, stride))
     a = np.random.default_rng(seed).standard_normal(n).astype("float32")
-    expected = _numpy_window(a, shift, size)
+    expected = _numpy_window(a, shift, size, stride)
     out = np.zeros(size, "float32")
     run_lowered(lowered, a.copy(), out)
     np.testing.assert_array_equal(out, expected)
