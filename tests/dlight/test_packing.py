@@ -1,12 +1,15 @@
 """Packing the vector operand into panels: a transposed source (``B[j, k]``) is gathered
-along the vector axis when a panel's rows are short, scattered from its rows when long."""
+along the vector axis when a panel's rows are short, scattered from its rows when long;
+a contiguous source (``B[k, j]``) with rows shorter than PACK_MIN_ROW_BYTES is read in
+place."""
 import re
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from mlcbench import te, topi
-from mlcbench.dlight.cpu.packing import GATHER_SPAN_BYTES, TRANSPOSE_RUN
+from mlcbench.dlight.cpu.packing import GATHER_SPAN_BYTES, PACK_MIN_ROW_BYTES, \
+    TRANSPOSE_RUN
 from mlcbench.target import Target
 
 AVX512 = Target("llvm -mcpu=znver4")
@@ -38,6 +41,38 @@ def test_long_transposed_rows_are_read_along_the_row_and_scattered(default_sched
     assert 32 * 4096 * 4 > GATHER_SPAN_BYTES
     assert re.search(rf"for \w+ in range\(32\):\s*"
                      rf"for \w+ in T\.vectorized\({TRANSPOSE_RUN}\):", nest), text
+
+
+def _plain_batch_matmul(batch, m, k, n):
+    a, b = te.placeholder((batch, m, k), name="a"), te.placeholder((batch, k, n), name="b")
+    return te.create_prim_func([a, b, topi.nn.batch_matmul(a, b, transpose_b=False)])
+
+
+def test_short_contiguous_rows_are_read_in_place(default_schedule):
+    """attention's attn @ v: v's rows of 64 floats (256 bytes), 16 row tiles of 8."""
+    assert 64 * 4 < PACK_MIN_ROW_BYTES
+    text = default_schedule(_plain_batch_matmul(12, 128, 128, 64), AVX512).script()
+    assert "_global" not in text, text
+    assert re.search(r"b\[v_\w+, v_\w+, v_\w+\]", text), text
+
+
+def test_long_contiguous_rows_reused_by_enough_row_tiles_are_packed(default_schedule):
+    """1024-float rows (4 KB), 128 row tiles: packed into panels of 32."""
+    assert 1024 * 4 >= PACK_MIN_ROW_BYTES
+    text = default_schedule(_plain_batch_matmul(1, 1024, 256, 1024), AVX512).script()
+    assert re.search(r"b_global = T\.alloc_buffer\(\(32, 1, 256, 32\)\)", text), text
+
+
+@settings(max_examples=10, deadline=None)
+@given(batch=st.integers(1, 3), m=st.integers(1, 70), n=st.integers(1, 300),
+       k=st.sampled_from([3, 8, 64, 300]))
+def test_plain_products_match_numpy(batch, m, n, k, run_te):
+    rng = np.random.default_rng(batch * 1000 + m * 10 + n)
+    av = rng.standard_normal((batch, m, k)).astype("float32")
+    bv = rng.standard_normal((batch, k, n)).astype("float32")
+    a, b = te.placeholder(av.shape, name="a"), te.placeholder(bv.shape, name="b")
+    got = run_te([a, b], topi.nn.batch_matmul(a, b, transpose_b=False), [av, bv])
+    np.testing.assert_allclose(got, av @ bv, rtol=1e-4, atol=1e-3)
 
 
 @settings(max_examples=10, deadline=None)

@@ -72,7 +72,8 @@ class Matmul(ScheduleRule):
         tiles = fit_columns_to_registers(widen_few_rows(tiles, target), target)
         few_rows = int(tiles[0].dom.extent.value) <= GEMV_MAX_ROWS
         # Few rows read an unpacked B[k, j] 64 bytes per long stride: pack them whatever the reuse.
-        sch = pack_vector_operand(sch, *found, tiles, 0 if few_rows else PACK_MIN_ROW_TILES)
+        sch = pack_vector_operand(sch, *found, tiles, 0 if few_rows else PACK_MIN_ROW_TILES,
+                                  short_rows_in_place=not few_rows)
         # Packing may return a new schedule, so the block is looked up again.
         info, _ = matmul_block(sch)
         if not tile_contraction(sch, info, tiles):
