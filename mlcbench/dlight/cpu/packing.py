@@ -22,14 +22,18 @@ TRANSPOSE_RUN = 8
 # a 768 x 768 dense weight (96 KB) 768 instead of 810 us with the packing per call; a
 # 768 x 3072 weight (384 KB: a page per row, past the TLB) ran 4.8 ms instead of 3.5.
 GATHER_SPAN_BYTES = 128 << 10
-# A source contiguous along the vector axis whose rows are shorter than this is read in
-# place: each step of the reduction then reads the next row a few hundred bytes on, as
-# the hardware prefetcher likes. On a Zen 4, batch matmuls packed per call -> in place,
-# of the FMA peak: 12x128x128 @ 128x64 (attention's attn @ v) 83 -> 96%,
-# 12x128x128 @ 128x256 87 -> 97%, 4x128x256 @ 256x512 87 -> 98%; with 4 KB rows
-# 256x256 @ 256x1024 91 -> 97% but 1024^3 93 -> 86%, so long rows keep the rule of
-# enough row tiles (a constant weight is packed once, at build time, anyway).
+# A source contiguous along the vector axis whose rows are shorter than
+# PACK_MIN_ROW_BYTES, and which spans at most IN_PLACE_MAX_BYTES (rows x row length), is
+# read in place: each step of the reduction reads the next row a few hundred bytes on,
+# as the hardware prefetcher likes. On a Zen 4, batch matmuls packed per call -> in
+# place, of the FMA peak: 12x128x128 @ 128x64 (attention's attn @ v) 83 -> 96%,
+# 12x128x128 @ 128x256 87 -> 97%, 4x128x256 @ 256x512 87 -> 98%. With 4 KB rows
+# 1024^3 ran 93 -> 86%, and a constant weight (packed once, at build time, by
+# PrepackWeights) spanning megabytes read in place lost to its panels: 128x3072 @
+# 3072x768 (9.4 MB) 94 -> 77%, 128x2048 @ 2048x768 (6.3 MB) 97 -> 94%; up to 1 MB
+# (128x512 @ 512x512) the two ran the same.
 PACK_MIN_ROW_BYTES = 4096
+IN_PLACE_MAX_BYTES = 1 << 20
 
 
 def vector_operand(col_iv, loads):
@@ -64,9 +68,7 @@ def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int,
     # tiles, and only for long rows.
     if contiguous and int(row_iv.dom.extent.value) < min_row_tiles * rows:
         return sch
-    buffer = loads[n].buffer
-    if contiguous and short_rows_in_place and \
-            int(buffer.shape[dim]) * buffer.dtype.bits // 8 < PACK_MIN_ROW_BYTES:
+    if contiguous and short_rows_in_place and _read_in_place(loads[n].buffer, dim):
         return sch
     read_index = [r.buffer for r in info.block.reads].index(loads[n].buffer)
     copy = sch.cache_read(info.rv, read_index, "global")
@@ -82,6 +84,14 @@ def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int,
         macs *= int(iv.dom.extent.value)
     schedule_packing(sch, name, dim, cols, parallel=macs >= PARALLEL_MIN_MACS)
     return sch
+
+
+def _read_in_place(buffer, dim: int) -> bool:
+    """Rows (along ``dim``, the last axis) shorter than PACK_MIN_ROW_BYTES, and the rows
+    of one matrix (the two last axes) spanning at most IN_PLACE_MAX_BYTES."""
+    row = int(buffer.shape[dim]) * buffer.dtype.bits // 8
+    rows = int(buffer.shape[dim - 1]) if dim >= 1 else 1
+    return row < PACK_MIN_ROW_BYTES and rows * row <= IN_PLACE_MAX_BYTES
 
 
 def schedule_packing(sch, block_name, vector_dim, width, parallel, func_name=None):
