@@ -63,25 +63,25 @@ def test_long_contiguous_rows_reused_by_enough_row_tiles_are_packed(default_sche
     assert re.search(r"b_global = T\.alloc_buffer\(\(32, 1, 256, 32\)\)", text), text
 
 
+def _check_product(run_te, batch, m, n, k, transpose_b):
+    rng = np.random.default_rng(batch * 1000 + m * 10 + n)
+    av = rng.standard_normal((batch, m, k)).astype("float32")
+    bv = rng.standard_normal((batch, n, k) if transpose_b else (batch, k, n)).astype("float32")
+    a, b = te.placeholder(av.shape, name="a"), te.placeholder(bv.shape, name="b")
+    got = run_te([a, b], topi.nn.batch_matmul(a, b, transpose_b=transpose_b), [av, bv])
+    expected = av @ (np.swapaxes(bv, 1, 2) if transpose_b else bv)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-3)
+
+
 @settings(max_examples=10, deadline=None)
 @given(batch=st.integers(1, 3), m=st.integers(1, 70), n=st.integers(1, 300),
        k=st.sampled_from([3, 8, 64, 300]))
 def test_plain_products_match_numpy(batch, m, n, k, run_te):
-    rng = np.random.default_rng(batch * 1000 + m * 10 + n)
-    av = rng.standard_normal((batch, m, k)).astype("float32")
-    bv = rng.standard_normal((batch, k, n)).astype("float32")
-    a, b = te.placeholder(av.shape, name="a"), te.placeholder(bv.shape, name="b")
-    got = run_te([a, b], topi.nn.batch_matmul(a, b, transpose_b=False), [av, bv])
-    np.testing.assert_allclose(got, av @ bv, rtol=1e-4, atol=1e-3)
+    _check_product(run_te, batch, m, n, k, transpose_b=False)
 
 
 @settings(max_examples=10, deadline=None)
 @given(batch=st.integers(1, 3), m=st.integers(1, 40), n=st.integers(1, 70),
        k=st.sampled_from([3, 8, 64, 300, 1200]))
 def test_transposed_products_match_numpy(batch, m, n, k, run_te):
-    rng = np.random.default_rng(batch * 1000 + m * 10 + n)
-    av = rng.standard_normal((batch, m, k)).astype("float32")
-    bv = rng.standard_normal((batch, n, k)).astype("float32")
-    a, b = te.placeholder(av.shape, name="a"), te.placeholder(bv.shape, name="b")
-    got = run_te([a, b], topi.nn.batch_matmul(a, b, transpose_b=True), [av, bv])
-    np.testing.assert_allclose(got, av @ np.swapaxes(bv, 1, 2), rtol=1e-4, atol=1e-3)
+    _check_product(run_te, batch, m, n, k, transpose_b=True)

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 from mlcbench.driver.build import build_lowered
 from mlcbench.ir import IRModule
 from mlcbench.tir import Buffer, PrimFunc, Ramp, Var, decl_buffer
+
+from .interp import run_lowered
 
 _rebuilds = itertools.count()
 
@@ -98,3 +102,14 @@ def run_llvm_ir_optimized_for(cpu: str, ir_text: str, symbol: str, n_pointer_arg
     kernel = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_pointer_args)(tracker[symbol])
     kernel.keepalive = (engine, tracker)
     return kernel
+
+
+def assert_interpreted_and_compiled(lowered: PrimFunc, a, expected) -> None:
+    """Run a lowered ``f(A, C)`` in the test interpreter and compiled for the host; both
+    must write ``expected`` into a fresh ``C``."""
+    out = np.zeros(expected.shape, expected.dtype)
+    run_lowered(lowered, a.copy(), out)
+    np.testing.assert_array_equal(out, expected)
+    out = np.zeros(expected.shape, expected.dtype)
+    compile_kernels(lowered.with_attr("global_symbol", "kernel"))["kernel"](a, out)
+    np.testing.assert_array_equal(out, expected)

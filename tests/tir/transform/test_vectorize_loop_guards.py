@@ -1,8 +1,7 @@
 """VectorizeLoop versions a loop whose loads a lane-dependent if_then_else guards: vector
 code when the guard holds on every lane, the serial loop otherwise."""
 import numpy as np
-from helpers.codegen_helpers import compile_kernels
-from helpers.interp import run_lowered
+from helpers.codegen_helpers import assert_interpreted_and_compiled
 from helpers.lowering_programs import buf, loops, prim_func
 from hypothesis import given, settings, strategies as st
 
@@ -111,9 +110,4 @@ def test_versioned_loop_computes_the_window(stride, pad, tap, lanes, rows, extra
     a = np.random.default_rng(seed).standard_normal(n).astype("float32")
     expected = _numpy_window(a, stride, pad, tap, size)
     lowered = _apply(func)
-    out = np.zeros(size, "float32")
-    run_lowered(lowered, a.copy(), out)
-    np.testing.assert_array_equal(out, expected)
-    out = np.zeros(size, "float32")
-    compile_kernels(lowered.with_attr("global_symbol", "window"))["window"](a, out)
-    np.testing.assert_array_equal(out, expected)
+    assert_interpreted_and_compiled(lowered, a, expected)

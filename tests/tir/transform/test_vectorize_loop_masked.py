@@ -3,8 +3,7 @@ guard fails on some lanes run vector code whose guarded contiguous load is maske
 instead of the serial loop."""
 import numpy as np
 import pytest
-from helpers.codegen_helpers import compile_kernels
-from helpers.interp import run_lowered
+from helpers.codegen_helpers import assert_interpreted_and_compiled, compile_kernels
 from helpers.lowering_programs import buf, loops, prim_func
 from hypothesis import given, settings, strategies as st
 
@@ -111,9 +110,4 @@ def test_masked_border_computes_the_window(shift, lanes, stride, rows, short, se
     lowered = _apply(_shifted_window(A, C, shift, rows, lanes, stride))
     a = np.random.default_rng(seed).standard_normal(n).astype("float32")
     expected = _numpy_window(a, shift, size, stride)
-    out = np.zeros(size, "float32")
-    run_lowered(lowered, a.copy(), out)
-    np.testing.assert_array_equal(out, expected)
-    out = np.zeros(size, "float32")
-    compile_kernels(lowered.with_attr("global_symbol", "window"))["window"](a, out)
-    np.testing.assert_array_equal(out, expected)
+    assert_interpreted_and_compiled(lowered, a, expected)
