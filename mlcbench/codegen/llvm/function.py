@@ -35,6 +35,14 @@ class StringFunctionAttributes(ir.FunctionAttributes):
             super().add(name)
 
 
+def _x86_cpu(target) -> bool:
+    if not getattr(target, "is_cpu", False):
+        return False
+    import llvmlite.binding as llvm
+    triple = getattr(target, "mtriple", "") or llvm.get_process_triple()
+    return triple.startswith(("x86_64", "i686"))
+
+
 class ModuleContext:
     """What every function of one LLVM module shares: the module, target and name counters."""
 
@@ -43,6 +51,8 @@ class ModuleContext:
         self.target = target
         self.num_threads = max(1, int(getattr(target, "num_cores", 1) or 1))
         self.flush_denormals = bool(getattr(target, "flush_denormals", False))
+        # x86 CPU targets: MXCSR (FTZ and DAZ) decides how denormals are treated.
+        self.controls_fp_mode = self.flush_denormals or _x86_cpu(target)
         self._counter = itertools.count()
 
     def unique_symbol(self, prefix: str) -> str:

@@ -125,9 +125,11 @@ class ParallelLoops:
         fn.linkage = "internal"
         fn.attributes.add("nounwind")
         builder = ir.IRBuilder(fn.append_basic_block("entry"))
-        # OpenMP's threads each have their own floating-point mode.
-        saved = enter_flush_mode(builder, builder, self.declare_function) \
-            if self.ctx.flush_denormals else None
+        # OpenMP's threads each have their own floating-point mode, inherited from the
+        # thread that created the team (perhaps in a flushing kernel): set it either way.
+        saved = enter_flush_mode(builder, builder, self.declare_function,
+                                 flush=self.ctx.flush_denormals) \
+            if self.ctx.controls_fp_mode else None
         frame = fn.args[0]
         slots = [builder.gep(frame, [ir.Constant(T.I32, 0), ir.Constant(T.I32, k)],
                              inbounds=True, source_etype=frame_type)
