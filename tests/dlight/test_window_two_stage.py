@@ -58,6 +58,15 @@ def test_row_buffer_holds_a_block_of_rows(default_schedule, shape, rows):
     assert f'pool_row_max = T.allocate([{rows * width}], "float32", "global")' in text, text
 
 
+def test_the_block_of_rows_counts_the_element_size(default_schedule):
+    """float16 rows of 224 take 448 bytes: 8 of 112 output rows fit in 4 KB (float32: 4)."""
+    x = te.placeholder((1, 8, 224, 224), name="x", dtype="float16")
+    out = topi.nn.pool2d(x, (3, 3), (2, 2), (1, 1), (1,) * 4, "max")
+    func = default_schedule(te.create_prim_func([x, out]), Target("llvm -mcpu=znver3"))
+    text = mlcbench.lower(mlcbench.IRModule({"main": func})).script()
+    assert 'pool_row_max = T.allocate([1792], "float16", "global")' in text, text
+
+
 def test_odd_width_rows_are_vectorized_but_their_tail(default_schedule):
     """113 columns: 14 tiles of 8 in vector code, the 113th in the serial version."""
     func = default_schedule(_max_pool((1, 64, 113, 113), pad=0), Target("llvm -mcpu=znver3"))

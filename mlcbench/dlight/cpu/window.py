@@ -167,15 +167,16 @@ def _rows_then_columns(sch, target):
     lanes = target.vector_lanes(32)
     loops, kinds = sch.get_loops(window.rv), loop_kinds(sch, window)
     spatial = kinds.count("S")
+    row_loops = sch.get_loops(rows.rv)
     # Both stages' taps count: a 3x3/2 max pool of 1x832x14x14 reads 245K row taps and
     # 122K column taps, and ran serially at 65 us when only the second stage counted.
-    work = (total_extent(sch, loops) or 0) + (total_extent(sch, sch.get_loops(rows.rv)) or 0)
+    work = (total_extent(sch, loops) or 0) + (total_extent(sch, row_loops) or 0)
     outer = loops[:spatial - 1]
     if not outer:
         return None
-    row_loops = sch.get_loops(rows.rv)
-    width = total_extent(sch, row_loops[loop_kinds(sch, rows).count("S") - 1:][:1]) or 0
-    chunk = _rows_per_buffer(total_extent(sch, outer[-1:]) or 1, width)
+    width = total_extent(sch, [row_loops[loop_kinds(sch, rows).count("S") - 1]]) or 0
+    row_bytes = width * rows.store.buffer.dtype.bits // 8
+    chunk = _rows_per_buffer(total_extent(sch, outer[-1:]) or 1, row_bytes)
     if chunk > 1:
         outer = outer[:-1] + [sch.split(outer[-1], [None, chunk])[0]]
     row = sch.fuse(*outer) if len(outer) > 1 else outer[0]
@@ -192,10 +193,10 @@ def _rows_then_columns(sch, target):
     return sch
 
 
-def _rows_per_buffer(height: int, width: int) -> int:
+def _rows_per_buffer(height: int, row_bytes: int) -> int:
     """Output rows whose rows of maxes one pass of the row stage computes: the largest
-    divisor of ``height`` whose rows fit in ``ROW_BUFFER_BYTES``."""
-    fit = max(1, ROW_BUFFER_BYTES // max(1, 4 * width))
+    divisor of ``height`` whose rows (``row_bytes`` each) fit in ``ROW_BUFFER_BYTES``."""
+    fit = max(1, ROW_BUFFER_BYTES // max(1, row_bytes))
     return max(d for d in range(1, min(height, fit) + 1) if height % d == 0)
 
 
