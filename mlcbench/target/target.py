@@ -128,13 +128,19 @@ class Target:
         return name in self.features
 
     @property
-    def flush_denormals(self) -> bool:
-        """True when kernels run with denormals flushed to zero (x86 CPU targets unless
-        ``-flush-denormals=0``; see the module docstring)."""
-        if not (self.is_cpu and self._flush_denormals):
+    def x86_cpu(self) -> bool:
+        """True for a CPU target whose triple (the host's by default) is x86: its kernels
+        set MXCSR's denormal bits."""
+        if not self.is_cpu:
             return False
         import llvmlite.binding as llvm
         return (self.mtriple or llvm.get_process_triple()).startswith(("x86_64", "i686"))
+
+    @property
+    def flush_denormals(self) -> bool:
+        """True when kernels run with denormals flushed to zero (x86 CPU targets unless
+        ``-flush-denormals=0``; see the module docstring)."""
+        return self._flush_denormals and self.x86_cpu
 
     @property
     def vector_width_bits(self) -> int:

@@ -35,14 +35,6 @@ class StringFunctionAttributes(ir.FunctionAttributes):
             super().add(name)
 
 
-def _x86_cpu(target) -> bool:
-    if not getattr(target, "is_cpu", False):
-        return False
-    import llvmlite.binding as llvm
-    triple = getattr(target, "mtriple", "") or llvm.get_process_triple()
-    return triple.startswith(("x86_64", "i686"))
-
-
 class ModuleContext:
     """What every function of one LLVM module shares: the module, target and name counters."""
 
@@ -52,7 +44,7 @@ class ModuleContext:
         self.num_threads = max(1, int(getattr(target, "num_cores", 1) or 1))
         self.flush_denormals = bool(getattr(target, "flush_denormals", False))
         # x86 CPU targets: MXCSR (FTZ and DAZ) decides how denormals are treated.
-        self.controls_fp_mode = self.flush_denormals or _x86_cpu(target)
+        self.controls_fp_mode = bool(getattr(target, "x86_cpu", False))
         self._counter = itertools.count()
 
     def unique_symbol(self, prefix: str) -> str:

@@ -176,16 +176,11 @@ class MemoryAccess:
             return None
         return T.from_memory(self.builder, loaded, load.dtype)
 
-    def _masked_intrinsic(self, name: str, ret, args) -> ir.Function:
-        existing = self.module.globals.get(name)
-        return existing if existing is not None else \
-            ir.Function(self.module, ir.FunctionType(ret, args), name=name)
-
     def _masked_vector_load(self, address, mask, passthru, align: int) -> ir.Value:
         vector_type = passthru.type
         name = (f"llvm.masked.load.v{vector_type.count}"
                 f"{intrinsic_suffix(vector_type.element)}.p0")
-        fn = self._masked_intrinsic(name, vector_type, [address.type, T.I32, mask.type,
+        fn = self.declare_function(name, vector_type, [address.type, T.I32, mask.type,
                                                         vector_type])
         return self.builder.call(fn, [address, ir.Constant(T.I32, align), mask, passthru])
 

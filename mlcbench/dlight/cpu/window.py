@@ -65,6 +65,7 @@ from ..analysis import block_infos, multiply_accumulate, total_extent
 from ..base import ScheduleRule
 from .common import PARALLEL_MIN_ELEMENTS, choose_vector_tile, inline_injective_producers, \
     loop_kinds, short_row
+from .tiling import _largest_divisor
 
 PAD_PLANE_MIN_REUSE = 4
 MAX_WINDOW_TAPS = 64     # above this the window is a row: the Reduction rule's vectors win
@@ -196,8 +197,7 @@ def _rows_then_columns(sch, target):
 def _rows_per_buffer(height: int, row_bytes: int) -> int:
     """Output rows whose rows of maxes one pass of the row stage computes: the largest
     divisor of ``height`` whose rows (``row_bytes`` each) fit in ``ROW_BUFFER_BYTES``."""
-    fit = max(1, ROW_BUFFER_BYTES // max(1, row_bytes))
-    return max(d for d in range(1, min(height, fit) + 1) if height % d == 0)
+    return _largest_divisor(height, 1, max(1, ROW_BUFFER_BYTES // max(1, row_bytes)))
 
 
 def _taps_inside_tile(sch, block, lanes: int, whole_row: int = 0) -> None:

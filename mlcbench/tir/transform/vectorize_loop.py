@@ -550,16 +550,15 @@ class _LoopVectorizer(StmtExprMutator):
         return loop if body is loop.body else loop.replace(body=body)
 
 
-@prim_func_pass(opt_level=0, name="tir.VectorizeLoop")
-def _vectorize_loop(func, mod, ctx):
-    body = _LoopVectorizer().visit(func.body)
-    return func if body is func.body else func.with_body(body)
+def _vectorize_pass(masked_loads: bool):
+    @prim_func_pass(opt_level=0, name="tir.VectorizeLoop")
+    def vectorize_loop(func, mod, ctx):
+        body = _LoopVectorizer(masked_loads).visit(func.body)
+        return func if body is func.body else func.with_body(body)
+    return vectorize_loop
 
 
-@prim_func_pass(opt_level=0, name="tir.VectorizeLoop")
-def _vectorize_loop_masked(func, mod, ctx):
-    body = _LoopVectorizer(masked_loads=True).visit(func.body)
-    return func if body is func.body else func.with_body(body)
+_vectorize_loop, _vectorize_loop_masked = _vectorize_pass(False), _vectorize_pass(True)
 
 
 def VectorizeLoop(enable_vectorize: bool = True, masked_loads: bool = False):
