@@ -10,9 +10,11 @@ at the start of the function, ``transform_layout`` to ``(j // 32, k, j % 32)`` (
 packing loop parallel and vectorized). The packed trace is printed, and the lowered IR
 and assembly of both are checked to keep the tile in vector registers.
 
-Run: ``python benchmarks/matmul_schedule.py [--n 1024] [--rounds 5] [--tvm-python PATH]``
-(``--tvm-python``: a Python with apache-tvm installed; adds Apache TVM's figures for the
-same schedule, see ``tvm_matmul.py``).
+Run: ``python benchmarks/matmul_schedule.py [--n 1024] [--rounds 5] [--tvm-python PATH]
+[--mcpu CPU]`` (``--tvm-python``: a Python with apache-tvm installed; adds Apache TVM's
+figures for the same schedule, see ``tvm_matmul.py``; ``--mcpu haswell``: every kernel,
+the peak's included, built for that CPU and run on this host, e.g. AVX2 code on an
+AVX-512 host, whose ymm FMAs a Zen 4 issues at the rate of its zmm ones).
 
 The kernels are written in the form TVM's schedule prints for the classic CPU GEMM
 schedule: ``cache_write(C, "local")`` at the root with the full shape, outer i/j tiles
@@ -52,11 +54,28 @@ from timing import call, compare, kernel  # noqa: E402
 
 # The register tile fits the host: two vector registers wide, accumulators in half of
 # the register file (8 x 32 on AVX-512's 32 zmm registers, 4 x 16 on AVX2's 16 ymm).
-_HOST = Target("llvm")
-LANES = _HOST.vector_lanes(32)
-TILE_ROWS, TILE_COLS = register_tile(_HOST)
-VECTOR_REGISTER = {16: "zmm", 8: "ymm"}.get(LANES, "xmm")
-PEAK_ACCUMULATORS, PEAK_LANES, PEAK_ITERS = _HOST.vector_registers * 3 // 4, LANES, 200_000
+# ``--mcpu`` builds everything for another CPU than the host's (``haswell``: AVX2 code,
+# measured on this host; see :func:`configure`).
+MCPU = ""
+
+
+def target(cores: int) -> Target:
+    return Target(f"llvm{MCPU} --num-cores={cores}")
+
+
+def configure(mcpu: str | None) -> None:
+    """Size the register tile and the peak kernel for ``mcpu`` (the host's CPU if None)."""
+    global MCPU, LANES, TILE_ROWS, TILE_COLS, VECTOR_REGISTER, PEAK_ACCUMULATORS, PEAK_LANES
+    MCPU = f" -mcpu={mcpu}" if mcpu else ""
+    built_for = target(1)
+    LANES = built_for.vector_lanes(32)
+    TILE_ROWS, TILE_COLS = register_tile(built_for)
+    VECTOR_REGISTER = {16: "zmm", 8: "ymm"}.get(LANES, "xmm")
+    PEAK_ACCUMULATORS, PEAK_LANES = built_for.vector_registers * 3 // 4, LANES
+
+
+PEAK_ITERS = 200_000
+configure(None)
 
 
 def scheduled_matmul(n: int = 1024, packed: bool = True) -> str:
@@ -179,7 +198,7 @@ def scheduled_rows(n: int, rounds: int, verbose: bool = True) -> list[dict]:
             print(sch.trace)
         variant = "primitives, packed B" if packed else "primitives"
         for cores in (1, 2):
-            lib = build(sch.mod, target=Target(f"llvm --num-cores={cores}"))
+            lib = build(sch.mod, target=target(cores))
             if verbose and cores == 2:
                 print(f"{variant}: {check_register_tile(sch, lib)}")
             rows.append(_measure(lib, "main", a, b, rounds, variant, cores))
@@ -198,7 +217,7 @@ def _measure(lib, name, a, b, rounds, variant, cores) -> dict:
 
 
 def fma_peak_gflops(cores: int, rounds: int) -> float:
-    lib = build(from_source(fma_peak_kernel(cores)), target=Target(f"llvm --num-cores={cores}"))
+    lib = build(from_source(fma_peak_kernel(cores)), target=target(cores))
     x = np.stack([np.full(PEAK_LANES, 0.999999, "float32"), np.full(PEAK_LANES, 1e-6, "float32")])
     out = np.zeros((cores, PEAK_ACCUMULATORS, PEAK_LANES), "float32")
     seconds = compare({"peak": kernel(lib, "fma_peak", x, out)}, rounds)["peak"]
@@ -213,7 +232,7 @@ def matmul_rows(n: int, rounds: int) -> list[dict]:
     for packed in (True, False):
         for cores in (1, 2):
             lib = build(from_source(scheduled_matmul(n, packed)),
-                        target=Target(f"llvm --num-cores={cores}"))
+                        target=target(cores))
             rows.append(_measure(lib, "matmul", a, b, rounds,
                                  "packed B" if packed else "no packing", cores))
     return rows
@@ -227,11 +246,11 @@ def default_rows(n: int, rounds: int) -> list[dict]:
     x, w = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
     rows = []
     for cores in (1, 2):
-        target = Target(f"llvm --num-cores={cores}")
+        built_for = target(cores)
         mod = IRModule({"main": te.create_prim_func([x, w, topi.nn.matmul(x, w)])})
-        with target:
+        with built_for:
             mod = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(mod)
-        rows.append(_measure(build(mod, target=target), "main", a, b, rounds,
+        rows.append(_measure(build(mod, target=built_for), "main", a, b, rounds,
                              "default schedule", cores))
     return rows
 
@@ -259,7 +278,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tvm-python", default=None,
                         help="a Python with apache-tvm: adds TVM's figures (tvm_matmul.py)")
+    parser.add_argument("--mcpu", default=None,
+                        help="build for this CPU instead of the host's (e.g. haswell: AVX2 "
+                             "code, run here; the peak is then that of AVX2 code on this host)")
     args = parser.parse_args()
+    configure(args.mcpu)
+    host = Target("llvm")
+    print(f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits; built for "
+          f"{args.mcpu or host.mcpu}: {LANES} float lanes, register tile {TILE_ROWS} x {TILE_COLS}")
     peak = {cores: fma_peak_gflops(cores, args.rounds) for cores in (1, 2)}
     print(f"FMA peak ({PEAK_ACCUMULATORS} x {PEAK_LANES}-lane chains): {peak[1]:.0f} GFLOPS on 1 core, "
           f"{peak[2]:.0f} on 2 cores")
