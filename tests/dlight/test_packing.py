@@ -85,3 +85,59 @@ def test_plain_products_match_numpy(batch, m, n, k, run_te):
        k=st.sampled_from([3, 8, 64, 300, 1200]))
 def test_transposed_products_match_numpy(batch, m, n, k, run_te):
     _check_product(run_te, batch, m, n, k, transpose_b=True)
+
+
+def _batched_nt(batch, m, n, k):
+    a, b = te.placeholder((batch, m, k), name="a"), te.placeholder((batch, n, k), name="b")
+    return te.create_prim_func([a, b, topi.nn.batch_matmul(a, b, transpose_b=True)])
+
+
+def _parallel_bodies(text):
+    """The text under each ``T.parallel`` loop (up to the next one)."""
+    starts = [m.start() for m in re.finditer(r"T\.parallel\(", text)]
+    return [text[s:e] for s, e in zip(starts, starts[1:] + [len(text)])]
+
+
+def test_a_batched_transposed_operand_is_packed_in_each_task(default_schedule):
+    """q @ k^T of attention (12 heads, 128 x 128, head size 64): one parallel loop over
+    heads x column tiles, in which each task gathers its 32 x 64 panel of k, then runs
+    its 16 row tiles over it."""
+    text = default_schedule(_batched_nt(12, 128, 128, 64), AVX512).script()
+    (body,) = _parallel_bodies(text)
+    assert body.startswith("T.parallel(48)"), text
+    panel = re.search(r"for (\w+) in range\(64\):\s*for (\w+) in T\.vectorized\(32\):\s*"
+                      r'with T\.block\("b_global"\)', body)
+    assert panel, text
+    assert body.index('T.block("b_global")') < body.index("for i_0 in range(16):"), text
+    assert "b_global[v1 // 32, v0, v2, v1 % 32] = b[v0, v1, v2]" in body, text
+
+
+def test_a_weight_keeps_its_packing_at_the_head(default_schedule):
+    """No batch axis indexes a dense weight ``W[j, k]``: its packing stays a nest of its
+    own, which PrepackWeights runs once at build time for a constant."""
+    x, w = te.placeholder((128, 768), name="x"), te.placeholder((768, 768), name="w")
+    text = default_schedule(te.create_prim_func([x, w, topi.nn.dense(x, w)]), AVX512).script()
+    first, *rest = _parallel_bodies(text)
+    assert 'T.block("w_global")' in first and "_update" not in first, text
+    assert rest and all('T.block("w_global")' not in b for b in rest), text
+
+
+def test_long_batched_rows_keep_their_packing_at_the_head(default_schedule):
+    """A panel of 32 rows of 2048 floats spans 256 KB, past GATHER_SPAN_BYTES."""
+    assert 32 * 2048 * 4 > GATHER_SPAN_BYTES
+    text = default_schedule(_batched_nt(8, 64, 128, 2048), AVX512).script()
+    first, *rest = _parallel_bodies(text)
+    assert 'T.block("b_global")' in first and "_update" not in first, text
+
+
+@settings(max_examples=10, deadline=None)
+@given(batch=st.integers(4, 12), m=st.integers(8, 130), n=st.sampled_from([64, 96, 128, 160]),
+       k=st.sampled_from([1, 8, 64, 100]))
+def test_products_packed_in_tasks_match_numpy(batch, m, n, k, run_te, default_schedule):
+    """Shapes that put the packing in the tasks on a 16-lane target (and the host's
+    target for the numbers), with partial row tiles."""
+    _check_product(run_te, batch, m, n, k, transpose_b=True)
+    text = default_schedule(_batched_nt(batch, m, n, k), AVX512).script()
+    if batch * n // 32 >= 16:      # heads x column tiles enough for the threads
+        # one nest at the root: the panel is filled inside the product's outer loop
+        assert len(re.findall(r"^    for ", text, re.M)) == 1, text

@@ -20,7 +20,7 @@ from ..analysis import block_infos, iter_vars_of, multiply_accumulate
 from ..base import ScheduleRule
 from .common import inline_injective_producers, schedule_remaining_blocks
 from .gemv import GEMV_MAX_ROWS, gemv_axes, schedule_gemv
-from .packing import pack_vector_operand
+from .packing import pack_in_tasks, pack_vector_operand
 from .tiling import choose_rows, choose_tiles, output_axes, tile_contraction
 
 # A contiguous operand is packed only when at least this many row tiles reuse it.
@@ -71,6 +71,11 @@ class Matmul(ScheduleRule):
             return None
         tiles = fit_columns_to_registers(widen_few_rows(tiles, target), target)
         few_rows = int(tiles[0].dom.extent.value) <= GEMV_MAX_ROWS
+        # A batched operand transposed per call (attention's k): one panel per task.
+        in_tasks = None if few_rows else pack_in_tasks(sch, *found, tiles, matmul_block)
+        if in_tasks is not None:
+            schedule_remaining_blocks(in_tasks, target.vector_lanes(32))
+            return in_tasks
         # Few rows read an unpacked B[k, j] 64 bytes per long stride: pack them whatever the reuse.
         sch = pack_vector_operand(sch, *found, tiles, 0 if few_rows else PACK_MIN_ROW_TILES,
                                   short_rows_in_place=not few_rows)
