@@ -40,9 +40,9 @@ def test_does_not_apply_to_dense_or_pool():
 @pytest.mark.parametrize("c_in, c_out, size, kernel, stride, pad", [
     (3, 7, 13, 3, 1, 1), (5, 16, 7, 1, 1, 0), (4, 13, 11, 3, 2, 1),
     # tiles that divide the row: 7 x 8 at 14 and 7 (7 x 16 for 1x1), 13 x 8 (1x1) at 13,
-    # 5 x 16 at 55
+    # 5 x 16 at 55; on AVX-512 a partial 8 x 32 tile at 111 (SqueezeNet's stem) and 11 x 16 at 33
     (6, 32, 14, 3, 1, 1), (4, 32, 7, 3, 1, 1), (8, 32, 14, 1, 1, 0), (9, 24, 13, 1, 1, 0),
-    (3, 16, 55, 3, 1, 1)])
+    (3, 16, 55, 3, 1, 1), (3, 64, 224, 3, 2, 0), (5, 32, 33, 3, 1, 1)])
 def test_nchw_with_bias_relu_matches_numpy(c_in, c_out, size, kernel, stride, pad,
                                            run_te, rng, rule_for):
     a = rng.standard_normal((1, c_in, size, size)).astype("float32")
@@ -158,12 +158,17 @@ def test_register_tile_follows_the_target(mcpu, tile):
     ("znver3", 13, False, (4, 16)),
     ("znver3", 13, True, (13, 8)), ("znver3", 2, False, (2, 16)),
     ("znver4", 56, False, (8, 32)), ("znver4", 14, False, (7, 32)),
-    ("znver4", 13, False, (13, 16)), ("znver4", 55, False, (5, 32))])
+    ("znver4", 13, False, (13, 16)), ("znver4", 55, False, (5, 32)),
+    ("znver3", 111, False, (3, 16)), ("znver4", 111, False, (8, 32)),
+    ("znver4", 111, True, (8, 32)), ("znver4", 33, False, (11, 16)),
+    ("znver4", 27, False, (9, 32))])
 def test_conv_tile_divides_the_output_row(mcpu, extent, pointwise, tile):
     """Rows divide the output row where they can (a partial tile tests its bound on every
-    multiply-add): two vectors of channels with 3 or more rows (up to 14 accumulators for
-    a 1x1 kernel on AVX2), else one vector with up to half the registers of rows (all
-    but three for a 1x1 kernel), else a partial tile."""
+    multiply-add): two vectors of channels with 3 or more rows, 4 or more on AVX-512
+    (up to 14 accumulators for a 1x1 kernel on AVX2), else one vector with up to half
+    the registers of rows (all but three for a 1x1 kernel), else a partial tile. On
+    AVX-512 the 111-pixel rows of SqueezeNet's stem (3 x 37) get 8 x 32 with a partial
+    tile, not 3 x 32 (6 accumulators)."""
     target = Target(f"llvm -mcpu={mcpu}")
     lanes = target.vector_lanes(32)
     assert choose_conv_tile(extent, 2 * lanes, lanes, target.vector_registers,

@@ -130,10 +130,14 @@ def choose_conv_tile(extent: int, cols: int, lanes: int, registers: int,
                      pointwise: bool = False) -> tuple:
     """``(rows, cols)`` of a convolution's register tile for output rows of ``extent``
     pixels. Rows divide the row when they can: a partial last tile tests its bound on
-    every multiply-add. Two vectors of channels when 3 to 5 rows (AVX2; 3 to 10 with
+    every multiply-add. Two vectors of channels when 3 to 5 rows (AVX2; 4 to 10 with
     AVX-512) divide it, for a ``pointwise`` (1x1) kernel also with up to all registers
-    but two holding accumulators; else one vector when 3 up to half the registers do
-    (all but three, pointwise), else :func:`rows_within`. On AVX2: 55 -> 5 x 16;
+    but two holding accumulators; else one vector when as many rows, up to half the
+    registers, do (all but three, pointwise), else :func:`rows_within`. On AVX-512
+    three rows are too few chains: SqueezeNet's stem (3 -> 64, 3x3 stride 2, rows of
+    111 = 3 x 37 pixels) ran 338 us with 3 x 32 and 291 with 8 x 32 and a partial last
+    tile (built alone, 2-core Zen 4), a 64 -> 64 3x3 layer at 33x33 428 with 3 x 32
+    and 403 with 11 x 16. On AVX2: 55 -> 5 x 16;
     14 -> 7 x 8 (not 2 x 16) and 7 -> 7 x 8 (not 4 x 16 with a partial tile), 7 x 16
     for a 1x1 kernel; 13 -> 4 x 16 with a partial tile, 13 x 8 for a 1x1 kernel (13 x 8
     ran a 3x3 layer 1.5x slower, 7 x 16 a 3x3 one 1.3x slower than 7 x 8, and 7 x 16 a
@@ -144,18 +148,19 @@ def choose_conv_tile(extent: int, cols: int, lanes: int, registers: int,
     budget = max(1, min(MAX_ROWS, (registers // 2) // col_vectors))
     if extent <= budget:
         return extent, cols
-    rows = _largest_divisor(extent, 3, budget + budget // 4)
+    low = max(3, budget // 2)
+    rows = _largest_divisor(extent, low, budget + budget // 4)
     if rows is None and pointwise:
         # Measured, not derived: with one tap per channel, 14 of AVX2's 16 registers
         # as accumulators still ran a 1x1 layer faster (LLVM reuses the broadcast
         # register); a 3x3 layer ran 1.3x slower.
-        rows = _largest_divisor(extent, 3, min(MAX_ROWS, (registers - 2) // col_vectors))
+        rows = _largest_divisor(extent, low, min(MAX_ROWS, (registers - 2) // col_vectors))
     if rows:
         return rows, cols
     # One vector of accumulators per row; a pointwise kernel keeps only one weight
     # vector and one broadcast live besides them, so its rows may fill the register file.
-    narrow = _largest_divisor(extent, 3, min(MAX_ROWS, registers - 3 if pointwise
-                                             else registers // 2))
+    narrow = _largest_divisor(extent, low, min(MAX_ROWS, registers - 3 if pointwise
+                                               else registers // 2))
     if narrow and (col_vectors == 1 or cols % lanes == 0):   # no partial vector made
         return narrow, min(cols, lanes)
     return rows_within(extent, budget), cols
