@@ -52,10 +52,10 @@ from mlcbench.script import from_source  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
 from timing import call, compare, kernel  # noqa: E402
 
-# The register tile fits the host: two vector registers wide, accumulators in half of
-# the register file (8 x 32 on AVX-512's 32 zmm registers, 4 x 16 on AVX2's 16 ymm).
-# ``--mcpu`` builds everything for another CPU than the host's (``haswell``: AVX2 code,
-# measured on this host; see :func:`configure`).
+# The hand-written register tile (``driver.kernels.register_tile``) fits the CPU the
+# kernels are built for: two vector registers wide, accumulators in half of the register
+# file (8 x 32 on AVX-512's 32 zmm registers, 4 x 16 on AVX2's 16 ymm). That CPU is the
+# host's, or ``--mcpu``'s (``haswell``: AVX2 code, run on this host; see :func:`configure`).
 MCPU = ""
 
 

@@ -74,15 +74,16 @@ class Matmul(ScheduleRule):
         # A batched operand transposed per call (attention's k): one panel per task.
         in_tasks = None if few_rows else pack_in_tasks(sch, *found, tiles, matmul_block)
         if in_tasks is not None:
-            schedule_remaining_blocks(in_tasks, target.vector_lanes(32))
-            return in_tasks
-        # Few rows read an unpacked B[k, j] 64 bytes per long stride: pack them whatever the reuse.
-        sch = pack_vector_operand(sch, *found, tiles, 0 if few_rows else PACK_MIN_ROW_TILES,
-                                  short_rows_in_place=not few_rows)
-        # Packing may return a new schedule, so the block is looked up again.
-        info, _ = matmul_block(sch)
-        if not tile_contraction(sch, info, tiles):
-            return None
+            sch = in_tasks
+        else:
+            # Few rows read an unpacked B[k, j] 64 bytes per long stride: pack them
+            # whatever the reuse.
+            sch = pack_vector_operand(sch, *found, tiles, 0 if few_rows else PACK_MIN_ROW_TILES,
+                                      short_rows_in_place=not few_rows)
+            # Packing may return a new schedule, so the block is looked up again.
+            info, _ = matmul_block(sch)
+            if not tile_contraction(sch, info, tiles):
+                return None
         schedule_remaining_blocks(sch, target.vector_lanes(32))
         return sch
 
