@@ -1,7 +1,7 @@
 """Small models end to end against onnxruntime, torch and numpy: where a few tiny kernels
 meet the VM, the argument checks and the allocation of every call.
 
-Run: ``python benchmarks/small_models.py [--rounds 30] [--threads 2]`` (about two minutes;
+Run: ``python benchmarks/small_models.py [--rounds 30] [--threads 2]`` (two to three minutes;
 onnxruntime and torch are optional).
 
 Models: the digits MLP (64-128-10) and CNN of ``datasets/`` at batch 1 and 64, and a

@@ -13,7 +13,10 @@ are idle, at most ``settle_ms`` (:func:`mlcbench.runtime.timing.settle`): OpenBL
 onnxruntime and libgomp keep their worker threads spinning for a while after a call
 (OpenBLAS about 100 ms), and on a 2-core machine those threads take a core from whoever
 runs next (a 1024^3 matmul of ours measured right after numpy's ran at 97 GFLOPS, and at
-130 after a pause). The wait lets every contender start on idle cores.
+130 after a pause). The wait lets every contender start on idle cores. After the wait the
+contender runs untimed for ``WARM_MS`` (30 ms) before its batch: woken from that pause,
+its threads may share one core for several milliseconds
+(:data:`mlcbench.runtime.timing.WARM_MS`).
 
 >>> import numpy as np
 >>> a = np.ones((64, 64), "float32")

@@ -7,7 +7,8 @@ figure that mlcbench prints next to a reference goes through :func:`compare`:
 - ``rounds`` rounds; in each, every contender is timed in turn (interleaved, so a busy
   spell hurts all of them alike) after a pause that lets the previous contender's worker
   threads go to sleep (:func:`settle`: until the process's other threads are idle, at
-  most ``settle_ms``);
+  most ``settle_ms``), then runs untimed for ``warm_ms`` (:data:`WARM_MS`), which the
+  first calls after such a pause need;
 - each round's figure is the mean seconds per call of a batch of at least
   ``min_repeat_ms`` (:func:`mlcbench.runtime.benchmark.measure`);
 - a contender's time is its best round; it is flagged *unsteady* when its two best
@@ -133,6 +134,19 @@ QUIET_WINDOW_S = 0.005
 IDLE_SHARE = 0.1
 """Other threads using less than this share of one core over a window are idle."""
 
+WARM_MS = 30
+"""How long a contender runs untimed after :func:`settle`'s pause, before its batch.
+
+After the pause every worker thread sleeps, and the first parallel call wakes them. On
+the 2-core Zen 4 host, in a process that had also run onnxruntime sessions, the
+scheduler sometimes woke our libgomp worker onto the core of the calling thread and left
+both there for 5-15 ms: the digits CNN at batch 64 (three parallel kernels, 40 us a call
+when steady) took about 1 ms a call for its first 4-12 calls, and a batch of 1 ms
+(``small_models.py``) reported 1.03 ms, 25x its steady time, in some rounds of every
+run. A call alone after a pause measured 130-170 us. Timing the batch after this warm
+run measures calls back to back, as a loop over inputs makes them.
+"""
+
 
 def settle(max_ms: float) -> float:
     """Wait until the other threads of this process are idle, at most ``max_ms``
@@ -161,7 +175,8 @@ def settle(max_ms: float) -> float:
 
 
 def compare(contenders: dict, rounds: int = 5, min_repeat_ms: float = 50,
-            settle_ms: float = 300, margin: float = MARGIN) -> Comparison:
+            settle_ms: float = 300, margin: float = MARGIN,
+            warm_ms: float = WARM_MS) -> Comparison:
     """Time every contender (name -> :data:`Timer`) in ``rounds`` interleaved rounds."""
     if rounds < 1 or not contenders:
         raise RuntimeError_(f"compare: needs at least one contender and one round, found "
@@ -170,7 +185,10 @@ def compare(contenders: dict, rounds: int = 5, min_repeat_ms: float = 50,
     for _ in range(rounds):
         for name, timer in contenders.items():
             # Before every contender, so the previous one's spinning workers do not steal its core.
-            settle(settle_ms)
+            if settle_ms > 0:
+                settle(settle_ms)
+                # Untimed: the first milliseconds after the pause (see WARM_MS).
+                timer(warm_ms)
             measured[name].append(timer(min_repeat_ms))
     return Comparison({name: Timing(name, tuple(values), margin)
                        for name, values in measured.items()})

@@ -35,6 +35,21 @@ def test_rounds_are_interleaved_and_the_best_round_counts():
     assert result.speedup("ours", "numpy") == pytest.approx(4.0)
 
 
+def test_after_the_pause_each_contender_runs_untimed_before_its_batch():
+    ours, numpy = _scripted(9.0, 1e-3, 9.0, 3e-3), _scripted(9.0, 2e-3, 9.0, 2e-3)
+    result = timing.compare({"ours": ours, "numpy": numpy}, rounds=2, min_repeat_ms=5,
+                            settle_ms=1, warm_ms=30)
+    # The warm runs (9 s each) are discarded; only the batches after them count.
+    assert ours.log == numpy.log == [30, 5, 30, 5]
+    assert result["ours"].rounds == (1e-3, 3e-3) and result["numpy"].rounds == (2e-3, 2e-3)
+
+
+def test_without_a_pause_nothing_runs_untimed():
+    timer = _scripted(1e-3, 2e-3)
+    result = timing.compare({"k": timer}, rounds=2, min_repeat_ms=5, settle_ms=0, warm_ms=30)
+    assert timer.log == [5, 5] and result["k"].rounds == (1e-3, 2e-3)
+
+
 def test_speed_ratio_says_faster_or_slower_never_a_fraction():
     assert timing.speed_ratio(3.4449, "numpy") == "3.44x faster than numpy"
     assert timing.speed_ratio(0.48, "onnxruntime") == "2.08x slower than onnxruntime"
