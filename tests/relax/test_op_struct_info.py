@@ -130,6 +130,28 @@ def test_conv2d_and_pooling():
         op.nn.conv2d(x, tensor((8, 4, 3, 3)))
 
 
+def test_conv2d_and_pooling_in_nhwc():
+    x = tensor((1, 28, 28, 3))
+    w = tensor((3, 3, 3, 8), name="w")                      # HWIO
+    nhwc = {"data_layout": "NHWC", "kernel_layout": "HWIO"}
+    assert shape_of(op.nn.conv2d(x, w, **nhwc)) == (1, 26, 26, 8)
+    assert shape_of(op.nn.conv2d(x, w, strides=2, padding=1, **nhwc)) == (1, 14, 14, 8)
+    assert shape_of(op.nn.max_pool2d(x, pool_size=2, strides=2, layout="NHWC")) == \
+        (1, 14, 14, 3)
+    assert shape_of(op.nn.avg_pool2d(x, pool_size=3, padding=1, layout="NHWC")) == \
+        (1, 28, 28, 3)
+    assert shape_of(op.nn.adaptive_avg_pool2d(x, 1, layout="NHWC")) == (1, 1, 1, 3)
+    with pytest.raises(IRError, match="data has 3 channels but weight"):
+        op.nn.conv2d(x, tensor((3, 3, 4, 8)), **nhwc)
+    with pytest.raises(IRError, match="supported layouts are NCHW/OIHW and NHWC/HWIO, "
+                                      "found NHWC/OIHW"):
+        op.nn.conv2d(x, w, data_layout="NHWC")
+    with pytest.raises(IRError, match="NHWC takes groups=1, found groups=3"):
+        op.nn.conv2d(x, tensor((3, 3, 1, 3)), groups=3, **nhwc)
+    with pytest.raises(IRError, match="supported layouts are NCHW and NHWC, found NCWH"):
+        op.nn.max_pool2d(x, layout="NCWH")
+
+
 def test_nn_ops_with_tuple_results_and_linear():
     x = tensor((4, 16))
     out, mask = op.nn.dropout(x, 0.1).struct_info.fields

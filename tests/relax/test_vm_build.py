@@ -60,8 +60,8 @@ def test_pipelines_by_name():
     assert [p.info.name for p in relax.get_pipeline("vm_lowering").passes] == [
         "ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory"]
     default = [p.info.name for p in relax.get_pipeline("default").passes]
-    assert default[:4] == ["FoldConstant", "FoldBatchnormToConv2D", "FuseTransposeMatmul",
-                           "LegalizeOps"] \
+    assert default[:5] == ["FoldConstant", "FoldBatchnormToConv2D", "ConvertLayoutForTarget",
+                           "FuseTransposeMatmul", "LegalizeOps"] \
         and default[-3:] == [
         "ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory"]
     with pytest.raises(MLCBenchError, match="no pipeline named 'fast'"):

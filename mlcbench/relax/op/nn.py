@@ -1,7 +1,9 @@
 """Neural-network ops: ``relu``, ``softmax``, ``conv2d``, pooling, norms, ``dropout``, ``linear``.
 
-Layouts are NCHW (data) and OIHW (weights), as in the MLC course. ``padding`` is an int,
-a pair ``(h, w)`` or ``(top, left, bottom, right)``; it is stored as the 4-tuple.
+Layouts are NCHW (data) and OIHW (weights), as in the MLC course; ``conv2d`` and the
+pools also take NHWC data (with HWIO weights), which ``relax.transform.ConvertLayout``
+produces. ``padding`` is an int, a pair ``(h, w)`` or ``(top, left, bottom, right)``; it is
+stored as the 4-tuple.
 """
 from __future__ import annotations
 
@@ -65,9 +67,18 @@ def _nchw(call, index: int, what: str) -> TensorStructInfo:
     return sinfo
 
 
-def _spatial(call, data, kernel_hw):
+# Where the height, width and channel axes of 4-D data lie, by layout.
+_DATA_AXES = {"NCHW": (2, 3, 1), "NHWC": (1, 2, 3)}
+
+
+def _layout(call, key: str = "data_layout") -> str:
+    return call.attrs.get(key, None) or "NCHW"
+
+
+def _spatial(call, data, kernel_hw, layout: str = "NCHW"):
     a = call.attrs
-    n, c, h, w = data.dims
+    h_axis, w_axis, _ = _DATA_AXES[layout]
+    h, w = data.dims[h_axis], data.dims[w_axis]
     top, left, bottom, right = a.padding
     out_h = _window_extent(h, kernel_hw[0], a.strides[0], a.dilation[0], top, bottom,
                            a.get("ceil_mode", False))
@@ -84,8 +95,13 @@ def _spatial(call, data, kernel_hw):
 def _conv2d_infer(call):
     check_arity(call, 2)
     data, weight = _nchw(call, 0, "data"), _nchw(call, 1, "weight")
-    o, i, kh, kw = weight.dims
-    c = data.dims[1]
+    layout = _layout(call)
+    if layout == "NHWC":
+        kh, kw, i, o = weight.dims
+        c = data.dims[3]
+    else:
+        o, i, kh, kw = weight.dims
+        c = data.dims[1]
     groups = call.attrs.groups
     if isinstance(c, IntImm) and isinstance(i, IntImm) and c.value != i.value * groups:
         raise IRError(f"relax.nn.conv2d: data has {c.value} channels but weight "
@@ -93,13 +109,18 @@ def _conv2d_infer(call):
                       f"(in_channels x groups={groups})")
     if not (isinstance(kh, IntImm) and isinstance(kw, IntImm)):
         raise IRError("relax.nn.conv2d: the kernel extent must be constant")
-    out_h, out_w = _spatial(call, data, (kh.value, kw.value))
-    return TensorStructInfo([data.dims[0], o, out_h, out_w],
-                            call.attrs.out_dtype or data.dtype)
+    out_h, out_w = _spatial(call, data, (kh.value, kw.value), layout)
+    dims = [data.dims[0], out_h, out_w, o] if layout == "NHWC" else \
+        [data.dims[0], o, out_h, out_w]
+    return TensorStructInfo(dims, call.attrs.out_dtype or data.dtype)
 
 
 def _conv2d_legalize(bb, call):
     a = call.attrs
+    if _layout(call) == "NHWC":
+        return bb.call_te(topi.nn.conv2d, call.args[0], call.args[1], a.strides, a.padding,
+                          a.dilation, a.groups, "NHWC", "HWIO", a.out_dtype,
+                          primfunc_name_hint="conv2d")
     if _split_by_group(call):
         return _conv2d_per_group(bb, call)
     tile_size = winograd_tile_size(call)
@@ -165,15 +186,23 @@ def _group_weight(bb, weight, group: int, per_group: int):
 register_op("relax.nn.conv2d", _conv2d_infer, "out_ewise_fusable", _conv2d_legalize)
 
 
+CONV2D_LAYOUTS = (("NCHW", "OIHW"), ("NHWC", "HWIO"))
+
+
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups: int = 1,
            data_layout: str = "NCHW", kernel_layout: str = "OIHW", out_dtype=None):
-    """2-D convolution, NCHW data and OIHW weight."""
-    if data_layout != "NCHW" or kernel_layout != "OIHW":
-        raise IRError(f"relax.nn.conv2d: supported layouts are NCHW/OIHW, found "
-                      f"{data_layout}/{kernel_layout}")
+    """2-D convolution: NCHW data with an OIHW weight, or NHWC data with an HWIO weight
+    (then without groups)."""
+    if (data_layout, kernel_layout) not in CONV2D_LAYOUTS:
+        raise IRError(f"relax.nn.conv2d: supported layouts are NCHW/OIHW and NHWC/HWIO, "
+                      f"found {data_layout}/{kernel_layout}")
+    if data_layout == "NHWC" and int(groups) != 1:
+        raise IRError(f"relax.nn.conv2d: NHWC takes groups=1, found groups={groups}")
     attrs = {"strides": _pair(strides, "strides"), "padding": _padding(padding),
              "dilation": _pair(dilation, "dilation"), "groups": int(groups),
              "out_dtype": str(out_dtype) if out_dtype else None}
+    if data_layout != "NCHW":
+        attrs.update(data_layout=data_layout, kernel_layout=kernel_layout)
     return make_call("relax.nn.conv2d", (data, weight), attrs)
 
 
@@ -182,7 +211,10 @@ def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
 def _pool_infer(call):
     check_arity(call, 1)
     data = _nchw(call, 0, "data")
-    out_h, out_w = _spatial(call, data, call.attrs.pool_size)
+    layout = _layout(call, "layout")
+    out_h, out_w = _spatial(call, data, call.attrs.pool_size, layout)
+    if layout == "NHWC":
+        return TensorStructInfo([data.dims[0], out_h, out_w, data.dims[3]], data.dtype)
     return TensorStructInfo([data.dims[0], data.dims[1], out_h, out_w], data.dtype)
 
 
@@ -192,7 +224,8 @@ def _define_pool(kind: str):
     def legalize(bb, call):
         a = call.attrs
         return bb.call_te(topi.nn.pool2d, call.args[0], a.pool_size, a.strides, a.dilation,
-                          a.padding, kind, a.ceil_mode, "NCHW", a.count_include_pad,
+                          a.padding, kind, a.ceil_mode, _layout(call, "layout"),
+                          a.count_include_pad,
                           primfunc_name_hint=f"{kind}_pool2d")
 
     register_op(op_name, _pool_infer, "out_ewise_fusable", legalize)
@@ -200,15 +233,17 @@ def _define_pool(kind: str):
     def user_function(data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0),
                       dilation=(1, 1), ceil_mode: bool = False,
                       count_include_pad: bool = False, layout: str = "NCHW"):
-        if layout != "NCHW":
-            raise IRError(f"{op_name}: supported layout is NCHW, found {layout}")
+        if layout not in _DATA_AXES:
+            raise IRError(f"{op_name}: supported layouts are NCHW and NHWC, found {layout}")
         attrs = {"pool_size": _pair(pool_size, "pool_size"), "strides": _pair(strides, "strides"),
                  "padding": _padding(padding), "dilation": _pair(dilation, "dilation"),
                  "ceil_mode": bool(ceil_mode), "count_include_pad": bool(count_include_pad)}
+        if layout != "NCHW":
+            attrs["layout"] = layout
         return make_call(op_name, (data,), attrs)
 
     user_function.__name__ = user_function.__qualname__ = f"{kind}_pool2d"
-    user_function.__doc__ = f"2-D {kind} pooling over NCHW data."
+    user_function.__doc__ = f"2-D {kind} pooling over NCHW (or NHWC) data."
     return user_function
 
 
@@ -223,18 +258,27 @@ def _adaptive_infer(call):
         raise IRError(f"relax.nn.adaptive_avg_pool2d: output_size (1, 1) is supported, "
                       f"found {tuple(size)}")
     one = IntImm("int64", 1)
+    if _layout(call, "layout") == "NHWC":
+        return TensorStructInfo([data.dims[0], one, one, data.dims[3]], data.dtype)
     return TensorStructInfo([data.dims[0], data.dims[1], one, one], data.dtype)
 
 
 register_op("relax.nn.adaptive_avg_pool2d", _adaptive_infer, "comm_reduce",
             lambda bb, call: bb.call_te(topi.nn.global_avg_pool2d, call.args[0],
+                                        _layout(call, "layout"),
                                         primfunc_name_hint="adaptive_avg_pool2d"))
 
 
 def adaptive_avg_pool2d(data, output_size=None, layout: str = "NCHW"):
     """Average each channel to ``output_size`` (only ``(1, 1)``, global pooling)."""
+    if layout not in _DATA_AXES:
+        raise IRError(f"relax.nn.adaptive_avg_pool2d: supported layouts are NCHW and NHWC, "
+                      f"found {layout}")
     size = None if output_size is None else _pair(output_size, "output_size")
-    return make_call("relax.nn.adaptive_avg_pool2d", (data,), {"output_size": size})
+    attrs = {"output_size": size}
+    if layout != "NCHW":
+        attrs["layout"] = layout
+    return make_call("relax.nn.adaptive_avg_pool2d", (data,), attrs)
 
 
 # -- softmax -------------------------------------------------------------------------------

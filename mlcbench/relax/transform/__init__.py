@@ -16,6 +16,7 @@ from .normalize import Normalize
 from .bind_params import BindParams
 from .fold_constant import FoldConstant
 from .fold_batchnorm_to_conv2d import FoldBatchnormToConv2D
+from .convert_layout import ConvertLayout, ConvertLayoutForTarget
 from .split_weight_packing import PrepackWeights, SplitWeightPacking
 from .dead_code_elimination import DeadCodeElimination
 from .canonicalize_bindings import CanonicalizeBindings
