@@ -62,7 +62,7 @@ def _window_extent(size, k, stride, dilation, lo, hi, ceil_mode=False):
 def _nchw(call, index: int, what: str) -> TensorStructInfo:
     sinfo = tensor_arg(call, index, what)
     if sinfo.ndim != 4 or sinfo.dims is None:
-        raise IRError(f"{call.op.name}: {what} must be a 4-D NCHW tensor of known shape, "
+        raise IRError(f"{call.op.name}: {what} must be a 4-D tensor of known shape, "
                       f"found {shape_text(sinfo.dims) if sinfo.dims else sinfo.ndim}")
     return sinfo
 
@@ -96,12 +96,9 @@ def _conv2d_infer(call):
     check_arity(call, 2)
     data, weight = _nchw(call, 0, "data"), _nchw(call, 1, "weight")
     layout = _layout(call)
-    if layout == "NHWC":
-        kh, kw, i, o = weight.dims
-        c = data.dims[3]
-    else:
-        o, i, kh, kw = weight.dims
-        c = data.dims[1]
+    kh, kw, i, o = weight.dims if layout == "NHWC" else \
+        (weight.dims[2], weight.dims[3], weight.dims[1], weight.dims[0])
+    c = data.dims[_DATA_AXES[layout][2]]
     groups = call.attrs.groups
     if isinstance(c, IntImm) and isinstance(i, IntImm) and c.value != i.value * groups:
         raise IRError(f"relax.nn.conv2d: data has {c.value} channels but weight "
