@@ -153,5 +153,10 @@ def as_expr(value):
     raise IRError(f"expected a Relax expression, found {type(value).__name__}: {value!r}")
 
 
+def is_call(expr, name: str) -> bool:
+    """True when ``expr`` is a call of the registered op ``name`` (what graph passes match)."""
+    return isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.name == name
+
+
 def make_call(name: str, args, attrs=None, sinfo_args=()):
     return Call(Op.get(name), [as_expr(a) for a in args], attrs, sinfo_args)

@@ -45,7 +45,7 @@ from ..expr import (Call, Constant, DataflowBlock, DataflowVar, Function, If, Se
                     TupleGetItem, Var, VarBinding)
 from ..expr_functor import ExprVisitor
 from ..op import add, concat, matmul, split
-from ..op.registry import OpPatternKind, op_pattern
+from ..op.registry import OpPatternKind, is_call, op_pattern
 from ..struct_info import TensorStructInfo, dim_equal, struct_info_equal
 
 
@@ -120,10 +120,6 @@ class _Branch:
         return self.steps[depth - 1].binding.var
 
 
-def _is_call(value, name: str) -> bool:
-    return isinstance(value, Call) and value.op == Op.get(name)
-
-
 def _tensor(expr) -> TensorStructInfo | None:
     sinfo = expr.struct_info
     return sinfo if isinstance(sinfo, TensorStructInfo) and sinfo.dims is not None else None
@@ -132,7 +128,7 @@ def _tensor(expr) -> TensorStructInfo | None:
 def _matmul_step(binding):
     """The step of ``lv = matmul(x, w)`` when ``w`` has a static shape, else None."""
     value = binding.value
-    if not isinstance(binding, VarBinding) or not _is_call(value, "relax.matmul"):
+    if not isinstance(binding, VarBinding) or not is_call(value, "relax.matmul"):
         return None
     x, w = _tensor(value.args[0]), _tensor(value.args[1])
     if x is None or w is None or w.ndim < 2 or x.ndim < 1 or w.static_shape() is None:
@@ -148,7 +144,7 @@ def _next_step(var, bindings, users, uses, width):
     value = binding.value
     if not isinstance(binding, VarBinding) or not isinstance(value, Call):
         return None
-    if _is_call(value, "relax.add"):
+    if is_call(value, "relax.add"):
         bias = value.args[1] if value.args[0] is var else value.args[0]
         sinfo = _tensor(bias)
         if bias is var or sinfo is None or sinfo.static_shape() is None or sinfo.ndim < 1 \

@@ -41,15 +41,13 @@ from ..expr import (Call, Constant, DataflowVar, Function, Tuple, TupleGetItem, 
                     const)
 from ..expr_functor import ExprMutator
 from ..op import permute_dims
-from ..op.registry import OpPatternKind, op_pattern
+from ..op.registry import OpPatternKind, is_call, op_pattern
 from ..struct_info import TensorStructInfo
 
 TO_NHWC = (0, 2, 3, 1)
 TO_NCHW = (0, 3, 1, 2)
 # Ops that take their layout as an attribute and keep the others as they are.
 _POOLS = ("relax.nn.max_pool2d", "relax.nn.avg_pool2d", "relax.nn.adaptive_avg_pool2d")
-# Ops that normalize along the channel axis, named by their ``axis`` attribute.
-_CHANNEL_AXIS_OPS = ("relax.nn.lrn", "relax.nn.batch_norm")
 
 
 @module_pass(opt_level=0, name="ConvertLayout")
@@ -93,10 +91,6 @@ def _convert_functions(mod: IRModule, wanted) -> IRModule:
             out = out or mod.copy()
             out[gv] = new
     return out or mod
-
-
-def _is_call(value, name: str) -> bool:
-    return isinstance(value, Call) and value.op == Op.get(name)
 
 
 def _tensor4(expr) -> bool:
@@ -169,7 +163,7 @@ class _ChannelsLast(ExprMutator):
     def visit_binding(self, binding):
         value = binding.value
         converted = None
-        if isinstance(binding, VarBinding) and _is_call(value, "relax.nn.batch_norm"):
+        if isinstance(binding, VarBinding) and is_call(value, "relax.nn.batch_norm"):
             if self._batch_norm(binding):
                 return None
         elif isinstance(binding, VarBinding) and isinstance(value, TupleGetItem) and \
@@ -195,13 +189,13 @@ class _ChannelsLast(ExprMutator):
         return None
 
     def _convert(self, call: Call):
-        if _is_call(call, "relax.nn.conv2d"):
+        if is_call(call, "relax.nn.conv2d"):
             return self._conv2d(call)
-        if any(_is_call(call, name) for name in _POOLS):
+        if any(is_call(call, name) for name in _POOLS):
             return self._pool(call)
-        if _is_call(call, "relax.concat"):
+        if is_call(call, "relax.concat"):
             return self._concat(call)
-        if _is_call(call, "relax.nn.lrn"):
+        if is_call(call, "relax.nn.lrn"):
             return self._channel_axis(call)
         if self._layout_free(call):
             return self._elementwise(call)
@@ -303,7 +297,7 @@ class ConvertLayoutForTarget:
 
 def _worth_converting(func: Function) -> bool:
     convs = []
-    post_order_visit(func, lambda e: convs.append(e) if _is_call(e, "relax.nn.conv2d") else None)
+    post_order_visit(func, lambda e: convs.append(e) if is_call(e, "relax.nn.conv2d") else None)
     if not convs:
         return False
     macs = 0

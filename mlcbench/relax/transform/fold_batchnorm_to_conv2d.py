@@ -36,12 +36,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir.module import IRModule
-from ...ir.op import Op
 from ...ir.transform import module_pass
 from ..expr import (Call, Constant, DataflowVar, Function, Tuple, TupleGetItem, Var, VarBinding,
                     const)
 from ..expr_functor import ExprMutator, ExprVisitor
 from ..op import add
+from ..op.registry import is_call
 from ..struct_info import TensorStructInfo
 
 
@@ -111,7 +111,7 @@ def find_conv_batchnorm(func: Function) -> dict:
     uses = _use_counts(func)
     matches = {}
     for var, value in values.items():
-        if _is_call(value, "relax.nn.batch_norm"):
+        if is_call(value, "relax.nn.batch_norm"):
             match = _match_chain(value, values, uses)
             if match is not None:
                 matches[var] = match
@@ -128,7 +128,7 @@ def _match_chain(bn: Call, values: dict, uses: dict):
     if not _single_use(data, uses):
         return None
     producer, bias, replaced = values.get(data), None, (data,)
-    if _is_call(producer, "relax.add"):
+    if is_call(producer, "relax.add"):
         conv_var, bias = _split_bias_add(producer)
         if conv_var is None or not _single_use(conv_var, uses):
             return None
@@ -168,17 +168,13 @@ def _per_channel(bias: np.ndarray, channels: int):
 
 
 def _is_foldable_conv(value) -> bool:
-    if not _is_call(value, "relax.nn.conv2d") or not isinstance(value.args[1], Constant):
+    if not is_call(value, "relax.nn.conv2d") or not isinstance(value.args[1], Constant):
         return False
     weight = value.args[1].data.numpy()
     data_dtype = getattr(value.args[0].struct_info, "dtype", None)
     out_dtype = value.attrs.out_dtype or data_dtype
     # A scaled integer weight would round; the folded bias takes the weight's dtype, so all agree.
     return weight.dtype.kind == "f" and str(weight.dtype) == out_dtype == data_dtype
-
-
-def _is_call(value, name: str) -> bool:
-    return isinstance(value, Call) and value.op == Op.get(name)
 
 
 def _single_use(var, uses) -> bool:

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from ... import topi
 from ...ir.module import IRModule
-from ...ir.op import Op
 from ...ir.transform import module_pass
-from ..expr import Call, Function, Var
+from ..expr import Function, Var
 from ..expr_functor import ExprMutator
+from ..op.registry import is_call
 from ..struct_info import TensorStructInfo
 from .dead_code_elimination import remove_unused_bindings
 
@@ -61,10 +61,6 @@ class FuseTransposeMatmul:
         return out
 
 
-def _is_call(expr, name: str) -> bool:
-    return isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.name == name
-
-
 def _ndim(expr) -> int:
     sinfo = getattr(expr, "struct_info", None)
     if not isinstance(sinfo, TensorStructInfo) or sinfo.dims is None:
@@ -93,10 +89,10 @@ def matmul_nt(x, w, out_dtype=None):
 class _Rewriter(ExprMutator):
     def visit_call_(self, call):
         call = self.visit_expr_post_order(call)
-        if not _is_call(call, "relax.matmul") or not isinstance(call.args[1], Var):
+        if not is_call(call, "relax.matmul") or not isinstance(call.args[1], Var):
             return call
         producer = self.lookup_binding(call.args[1])
-        if not _is_call(producer, "relax.permute_dims"):
+        if not is_call(producer, "relax.permute_dims"):
             return call
         x, w = call.args[0], producer.args[0]
         if _ndim(x) < 2 or not swaps_last_two(producer.attrs.axes, _ndim(w)):

@@ -53,9 +53,14 @@ def test_a_chain_of_convolutions_runs_channels_last_between_two_permutes():
     tvm.ir.assert_structural_equal(NHWC(Chain), ChainNHWC)
 
 
-def _run(mod, *args):
+def _call(mod, *args):
+    """``mod``'s main built and called on numpy ``args``: an NDArray or a tuple of them."""
     vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
-    return vm["main"](*[tvm.nd.array(a) for a in args]).numpy()
+    return vm["main"](*[tvm.nd.array(a) for a in args])
+
+
+def _run(mod, *args):
+    return _call(mod, *args).numpy()
 
 
 def test_the_converted_chain_computes_what_the_nchw_one_does():
@@ -215,10 +220,9 @@ def test_channel_normalizations_follow_along_axis_3(norm):
     assert [c.attrs.axis for c in normalizers] == [3]
     # The input's permute and the output's: nothing in between goes back to NCHW.
     assert _op_names(converted).count("relax.permute_dims") == 2
-    vm_of = lambda m: relax.VirtualMachine(relax.build(m, "llvm"), tvm.cpu())  # noqa: E731
     with tvm.transform.PassContext(disabled_pass=["ConvertLayoutForTarget"]):
-        want = vm_of(mod)["main"](tvm.nd.array(x))
-    got = vm_of(converted)["main"](tvm.nd.array(x))
+        want = _call(mod, x)
+    got = _call(converted, x)
     if norm == "batch_norm":
         # The running mean, a per-channel value, comes out as it went in.
         np.testing.assert_allclose(got[1].numpy(), want[1].numpy())
@@ -251,10 +255,8 @@ def test_a_batch_norm_tuple_read_whole_is_rebuilt_in_nchw():
     assert [c.attrs.axis for c in _calls(converted)
             if getattr(c.op, "name", "") == "relax.nn.batch_norm"] == [3]
     data = rng.standard_normal((1, 2, 6, 6)).astype("float32")
-    run = lambda m: relax.VirtualMachine(relax.build(m, "llvm"), tvm.cpu())["main"](  # noqa
-        tvm.nd.array(data))
     with tvm.transform.PassContext(disabled_pass=["ConvertLayoutForTarget"]):
-        want = run(mod)
-    got = run(converted)
+        want = _call(mod, data)
+    got = _call(converted, data)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-4)
