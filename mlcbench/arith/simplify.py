@@ -96,10 +96,31 @@ class ExprSimplifier:
         if type(expr) is E.Let:
             result = self._visit_let(expr)
         else:
-            result = self._apply_rules(self._visit_children(expr))
+            chosen = self._known_branch(expr)
+            result = self.visit(chosen) if chosen is not None else \
+                self._apply_rules(self._visit_children(expr))
         self.memo[id(expr)] = (result, expr)
         self.memo[id(result)] = (result, result)
         return result
+
+    def _known_branch(self, expr):
+        """The branch a select or ``if_then_else`` takes when its condition simplifies to
+        a constant, else None: only that branch is then simplified. An unrolled loop
+        whose body chooses among its iterations' expressions by the loop variable (a
+        Winograd transform's 36 positions) would otherwise simplify every choice in
+        every copy."""
+        cls = type(expr)
+        if cls is E.Select:
+            condition, true_value, false_value = (expr.condition, expr.true_value,
+                                                  expr.false_value)
+        elif cls is E.Call and expr.op == "tir.if_then_else":
+            condition, true_value, false_value = expr.args
+        else:
+            return None
+        condition = self.visit(condition)
+        if type(condition) is not E.IntImm:
+            return None
+        return true_value if condition.value else false_value
 
     def _visit_children(self, expr):
         cls = type(expr)

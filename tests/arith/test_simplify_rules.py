@@ -121,3 +121,29 @@ def test_simplify_is_fast(ana):
     for _ in range(100):
         ana.simplify((i * 4 + j) // 4)
     assert (time.perf_counter() - start) / 100 < 5e-3
+
+
+@pytest.mark.parametrize("choose", ["if_then_else", "select"])
+def test_decided_condition_simplifies_only_the_branch_taken(ana, monkeypatch, choose):
+    """``i < 16`` holds (i in [0, 16)): the result is the simplified true branch, and the
+    false branch is never visited (an unrolled Winograd transform chooses among 36
+    expressions this way, once per copy)."""
+    from mlcbench.arith.simplify import ExprSimplifier
+    taken, untaken = (i * 4 + j) // 4, (k * 8 + j) // 8
+    build = tir.if_then_else if choose == "if_then_else" else \
+        (lambda c, a, b: E.Select(c, a, b))
+    expr = build(i < 16, taken, untaken)
+    seen = []
+    visit = ExprSimplifier.visit
+
+    def recording(self, node):
+        seen.append(node)
+        return visit(self, node)
+    monkeypatch.setattr(ExprSimplifier, "visit", recording)
+    assert str(ana.simplify(expr)) == "i"
+    assert any(node is taken for node in seen)
+    assert not any(node is untaken for node in seen)
+    # Undecided, both branches are simplified.
+    seen.clear()
+    assert str(ana.simplify(build(x < 16, taken, untaken))).count("//") == 0
+    assert any(node is untaken for node in seen)

@@ -26,10 +26,10 @@ Rules:
 from __future__ import annotations
 
 from ...ir.transform import prim_func_pass
-from ..expr import Let, Var
+from ..expr import IntImm, Let, Var
 from ..functor import StmtExprMutator
 from ..stmt import Evaluate, For, ForKind, LetStmt, SeqStmt, seq
-from ._common import const_int, simplify_stmt
+from ._common import const_int, simplify_expr, simplify_stmt
 
 AUTO_STEP_ANNOTATION = "pragma_auto_unroll_max_step"
 UNROLL_HINT_ANNOTATION = "pragma_unroll"
@@ -56,6 +56,24 @@ class _FreshBinders(StmtExprMutator):
 
     def visit_Var(self, var):
         return self.var_map.get(var, var)
+
+    def visit_Select(self, op):
+        chosen = self._known_branch(op.condition, op.true_value, op.false_value)
+        return self.visit(chosen) if chosen is not None else self.generic_visit(op)
+
+    def visit_Call(self, op):
+        chosen = self._known_branch(*op.args) if op.op == "tir.if_then_else" else None
+        return self.visit(chosen) if chosen is not None else self.generic_visit(op)
+
+    def _known_branch(self, condition, true_value, false_value):
+        """The branch taken when the loop variable's value decides the condition: the
+        other is not copied (a body that picks its iteration's expression by the loop
+        variable, as a Winograd transform does, is copied once per iteration, not once
+        per iteration and choice)."""
+        decided = simplify_expr(self.visit(condition))
+        if not isinstance(decided, IntImm):
+            return None
+        return true_value if decided.value else false_value
 
     def _fresh(self, var):
         new = Var(var.name, var.dtype, var.type_annotation)

@@ -60,3 +60,40 @@ def test_loop_annotation_sets_the_auto_limit():
     annotated = func.with_body(func.body.replace(
         annotations={"pragma_auto_unroll_max_step": 16}))
     assert len(_apply(annotated).body.seq) == 4
+
+
+def test_each_copy_keeps_only_the_branch_its_iteration_takes():
+    """A body that picks its expression by the loop variable (a Winograd transform's
+    positions): each copy holds its own branch, the others are never copied, also
+    before the copies are simplified."""
+    from mlcbench.tir import Call, IntImm, Select
+    from mlcbench.tir.functor import post_order_visit
+    from mlcbench.tir.op import if_then_else
+    from mlcbench.tir.transform.unroll_loop import unroll
+    A, B = buf("A", (8,)), buf("B", (8,))
+    func = prim_func([A, B], loops([3], lambda k: BufferStore(
+        B, if_then_else(k == 0, A[5], Select(k == 1, A[6] * const(2.0), A[7])), (k,)),
+        kinds=["unroll"]))
+    copies = unroll(func.body, simplify=False)
+    choices = []
+    post_order_visit(copies, lambda n: choices.append(n) if isinstance(n, Select) or (
+        isinstance(n, Call) and n.op == "tir.if_then_else") else None)
+    assert choices == []
+    expected = seq(BufferStore(B, A[5], (IntImm("int32", 0),)),
+                   BufferStore(B, A[6] * const(2.0), (IntImm("int32", 1),)),
+                   BufferStore(B, A[7], (IntImm("int32", 2),)))
+    mlcbench.assert_structural_equal(_apply(func), prim_func([A, B], expected))
+
+
+def test_a_choice_the_loop_variable_does_not_decide_is_copied_whole():
+    from mlcbench.tir import Call
+    from mlcbench.tir.functor import post_order_visit
+    from mlcbench.tir.op import if_then_else
+    A, B = buf("A", (8,)), buf("B", (8,))
+    n = Var("n", "int32")
+    func = prim_func([A, B], loops([2], lambda k: BufferStore(
+        B, if_then_else(n > 0, A[k], A[k + 2]), (k,)), kinds=["unroll"]))
+    kept = []
+    post_order_visit(_apply(func).body, lambda node: kept.append(node) if isinstance(
+        node, Call) and node.op == "tir.if_then_else" else None)
+    assert len(kept) == 2
