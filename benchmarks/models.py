@@ -18,8 +18,10 @@ models. The cache directory is a temporary one, removed at the end.
 ``--cpu-time`` (with ``OMP_NUM_THREADS=1``) times the calling thread's CPU seconds
 instead of wall seconds, for a machine that other processes keep busy.
 
-``--winograd`` builds with ``relax.conv2d.winograd=True`` (Winograd 3x3 convolutions where
-they pay, see ``mlcbench/relax/op/winograd.py``), the compile and latency columns alike.
+Winograd 3x3 convolutions are on by default where they pay (the NHWC convolutions a CPU
+build makes, see ``mlcbench/relax/op/winograd.py``); ``--no-winograd`` builds with
+``relax.conv2d.winograd=False`` (every convolution direct), ``--winograd`` with ``True``
+(also NCHW convolutions), the compile and latency columns alike.
 
 ``--tune-trials N`` also tunes the model's kernels (``meta_schedule.tune_relax``, one budget
 of N trials shared by the gradient task scheduler, 16 per round, each kernel's default and
@@ -62,12 +64,16 @@ MODELS = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "vgg19", "ince
           "inception_v2", "resnet50", "densenet121")
 
 
-def build_options(winograd: bool) -> PassContext:
-    """The PassContext of every build: Winograd convolutions only with ``--winograd``."""
-    return PassContext(config={"relax.conv2d.winograd": winograd})
+def build_options(winograd: bool | None) -> PassContext:
+    """The PassContext of every build: ``relax.conv2d.winograd`` set only when given."""
+    return PassContext(config={} if winograd is None else {"relax.conv2d.winograd": winograd})
 
 
-def measure_build(name: str, winograd: bool = False) -> dict:
+def _winograd_flag(winograd: bool | None) -> list:
+    return [] if winograd is None else ["--winograd" if winograd else "--no-winograd"]
+
+
+def measure_build(name: str, winograd: bool | None = None) -> dict:
     """In this process: import ``name``, time ``relax.build``, report the peak memory."""
     from mlcbench.codegen import kernel_cache
     from mlcbench.relax import model_cache
@@ -85,12 +91,12 @@ def measure_build(name: str, winograd: bool = False) -> dict:
             "cache_hits": kernel_cache.stats()["hits"] + model_cache.stats()["hits"]}
 
 
-def build_in_child(name: str, cache_dir: str, winograd: bool = False) -> dict:
+def build_in_child(name: str, cache_dir: str, winograd: bool | None = None) -> dict:
     """:func:`measure_build` in a fresh process whose kernel cache is ``cache_dir``."""
     env = dict(os.environ, MLCBENCH_CACHE_DIR=cache_dir)
     env.pop("MLCBENCH_KERNEL_CACHE", None)
     child = subprocess.run([sys.executable, __file__, "--build-only", name]
-                           + (["--winograd"] if winograd else []), env=env,
+                           + _winograd_flag(winograd), env=env,
                            capture_output=True, text=True)
     if child.returncode != 0:
         raise SystemExit(f"building {name} failed:\n{child.stderr}")
@@ -191,8 +197,11 @@ def main() -> None:
     parser.add_argument("--cpu-time", action="store_true",
                         help="latency as the calling thread's CPU time (a busy machine; "
                              "only with OMP_NUM_THREADS=1)")
-    parser.add_argument("--winograd", action="store_true",
-                        help="build with relax.conv2d.winograd=True (Winograd 3x3 convolutions)")
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--winograd", dest="winograd", action="store_true", default=None,
+                        help="build with relax.conv2d.winograd=True (NCHW layers too)")
+    choice.add_argument("--no-winograd", dest="winograd", action="store_false",
+                        help="build with relax.conv2d.winograd=False (direct convolutions)")
     parser.add_argument("--tune-trials", type=int, default=0,
                         help="tune each model's kernels with this many trials in all")
     parser.add_argument("--tune-dir", default=None,

@@ -14,12 +14,15 @@ from ...ir.errors import IRError
 from ...tir.expr import IntImm, const
 from ..expr import Constant, Tuple
 from ..struct_info import TensorStructInfo, TupleStructInfo, shape_text
+from ..te_bridge import call_te_parts
+from .base import call_tir
 from .binary import add
 from .manipulate import permute_dims
 from .reduce import matmul
-from .registry import check_arity, make_call, normalize_axis, register_op, tensor_arg
+from .registry import (OpPatternKind, check_arity, make_call, normalize_axis, register_op,
+                       tensor_arg)
 from .unary import define_unary
-from .winograd import TILE_MULTIPLE, winograd_tile_size
+from .winograd import TILE_MULTIPLE, winograd_nhwc_tile_size, winograd_tile_size
 
 relu = define_unary("nn.relu", topi.nn.relu)
 gelu = define_unary("nn.gelu", topi.gelu, float_only=True)
@@ -115,6 +118,9 @@ def _conv2d_infer(call):
 def _conv2d_legalize(bb, call):
     a = call.attrs
     if _layout(call) == "NHWC":
+        tile_size = winograd_nhwc_tile_size(call)
+        if tile_size is not None:
+            return _conv2d_winograd_nhwc(bb, call, tile_size)
         return bb.call_te(topi.nn.conv2d, call.args[0], call.args[1], a.strides, a.padding,
                           a.dilation, a.groups, "NHWC", "HWIO", a.out_dtype,
                           primfunc_name_hint="conv2d")
@@ -128,6 +134,35 @@ def _conv2d_legalize(bb, call):
     return bb.call_te(topi.nn.conv2d, call.args[0], call.args[1], a.strides, a.padding,
                       a.dilation, a.groups, "NCHW", "OIHW", a.out_dtype,
                       primfunc_name_hint="conv2d")
+
+
+def _conv2d_winograd_nhwc(bb, call, tile_size: int):
+    """Three kernels: the input transform, a batched matmul with the transformed weight
+    (a constant, so PrepackWeights packs it at build time) and the output transform,
+    into which FuseOps puts the convolution's elementwise consumers."""
+    data, weight = call.args
+    a = call.attrs
+    transformed = Constant(topi.nn.winograd_nhwc_weight(weight.data.numpy(), tile_size))
+    # The input transform fuses with nothing: the ops before it (a relu, a concat) stay
+    # in their own kernel. The output transform fuses like a convolution: its elementwise
+    # consumers go into it, and it never joins another convolution's kernel.
+    packed = bb.emit(_call_te_fused_as(bb, OpPatternKind.OPAQUE, "winograd_data_pack",
+                                       topi.nn.winograd_nhwc_data_pack, data, a.padding,
+                                       tile_size))
+    product = bb.emit(bb.call_te(topi.nn.batch_matmul, packed, transformed, None,
+                                 a.out_dtype, False, False,
+                                 primfunc_name_hint="winograd_batch_matmul"))
+    out_shape = [d.value for d in call.struct_info.dims]
+    return _call_te_fused_as(bb, OpPatternKind.OUT_EWISE_FUSABLE, "winograd_inverse",
+                             topi.nn.winograd_nhwc_inverse, product, out_shape, tile_size)
+
+
+def _call_te_fused_as(bb, pattern: OpPatternKind, name: str, te_func, *args):
+    """``bb.call_te`` with the PrimFunc's fusion kind given, not derived from its blocks
+    (AnnotateTIROpPattern keeps an ``op_pattern`` already set)."""
+    prim_func, relax_args, out_sinfo = call_te_parts(te_func, args, {})
+    gvar = bb.add_func(prim_func.with_attr("op_pattern", int(pattern)), name)
+    return call_tir(gvar, Tuple(relax_args), out_sinfo)
 
 
 # A grouped convolution with at most this many groups (not a depthwise one) becomes one

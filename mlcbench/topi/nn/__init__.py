@@ -12,3 +12,6 @@ from .softmax import log_softmax, softmax
 from .flatten import flatten
 from .winograd import (conv2d_winograd_nchw, conv2d_winograd_weight_transform,
                        conv2d_winograd_without_weight_transform)
+from .winograd_nhwc import (conv2d_winograd_nhwc, conv2d_winograd_nhwc_weight_transform,
+                            winograd_nhwc_data_pack, winograd_nhwc_inverse,
+                            winograd_nhwc_weight)
