@@ -16,18 +16,22 @@ kernel); the output transform fuses like a convolution (its elementwise consumer
 into it). :func:`winograd_nhwc_tile_size` takes a convolution when it has at least 32
 output channels, at least ``NHWC_MIN_MACS`` multiply-adds and a transformed weight that
 streams from memory in at most half the direct convolution's time
-(``NHWC_FLOPS_PER_BYTE``). Each layer with its residual add and relu,
-built alone on a 2-core Zen 4 (AVX-512), direct -> Winograd, us (in_c x out_c at size)::
+(``NHWC_FLOPS_PER_BYTE``). Each layer with its residual add and relu, built alone on a
+2-core Zen 4 (AVX-512), direct -> Winograd, us (in_c x out_c at size)::
 
-    64x64 @56   1041 -> 429      128x128 @28  1058 -> 356     256x256 @14  1025 -> 433
-    64x192 @56  3140 -> 1128     96x128 @28    779 -> 280     64x64 @224  18166 -> 10914
-    128x32 @56  1052 -> 495      128x32 @28    295 -> 252     128x32 @14    100 -> 193
+    64x64 @56   1031 -> 348      128x128 @28  1040 -> 310     256x256 @14  1033 -> 407
+    64x192 @56  3163 -> 1003     96x128 @28    771 -> 240     512x512 @14  4109 -> 3003
+    128x32 @56  1046 -> 416      128x32 @28    276 -> 113
 
-Whole models from the onnx wheel (same host, ms, onnxruntime in the same run):
-ResNet-50 38.7 -> 33.5 (onnxruntime 38.9), VGG19 201 -> 145 (183), DenseNet-121
-30.7 -> 25.1 (34.1), Inception v1 14.9 -> 11.4 (24.1), Inception v2 20.2 -> 14.9
-(19.2), SqueezeNet 3.78 -> 3.10 (3.56). ``PassContext(config={"relax.conv2d.winograd":
-False})`` keeps every convolution direct.
+Timed alone, each of the three kernels may wait for the second thread to wake (tens of
+microseconds on this host), which a model, running kernels back to back, mostly does
+not. Whole models from the onnx wheel, both builds and onnxruntime in one process
+(interleaved rounds), ms: ResNet-50 38.78 -> 33.20 (onnxruntime 38.21), VGG19 197.6 ->
+95.4 (184.9), DenseNet-121 30.97 -> 25.53 (34.76), Inception v1 14.69 -> 11.05 (24.08),
+Inception v2 20.19 -> 14.81 (19.31), SqueezeNet 3.70 -> 3.08 (3.51), ZFNet-512 28.97 ->
+27.56 (39.31); AlexNet and ShuffleNet, whose grouped convolutions keep them in NCHW,
+unchanged. ``PassContext(config={"relax.conv2d.winograd": False})`` keeps every
+convolution direct.
 
 **NCHW**: a 3x3, stride 1, dilation 1, ungrouped float32 NCHW convolution whose weight
 is a constant becomes :func:`~mlcbench.topi.nn.conv2d_winograd_nchw` (F(4x4, 3x3)); the
@@ -123,9 +127,10 @@ def winograd_tile_size(call) -> int | None:
 # NHWC (channels-last convolutions, see ConvertLayout): on unless the config is False.
 NHWC_TILE_SIZE = 4
 NHWC_MIN_OUT_CHANNELS = 32
-# Multiply-adds of the direct convolution below which its three kernels cost more than
-# they save: DenseNet's 128 -> 32 layer at 14x14 (7M) ran 100 us direct and 135 us by
-# Winograd, at 28x28 (29M) 343 and 317.
+# Multiply-adds of the direct convolution below which its three kernels save nothing:
+# DenseNet's 128 -> 32 layer at 7x7 (1.8M) ran 38 us direct and 55 by Winograd built
+# alone; at 14x14 (7.2M) 76-100 against 54-134 over runs, and DenseNet-121 with those
+# layers in Winograd too (threshold 4M or 1M) ran as fast as without (24.4-24.8 ms).
 NHWC_MIN_MACS = 16 * 10 ** 6
 # The transformed weight is alpha^2 / 9 = 4x the weight, read from memory on every call
 # of a model whose weights outgrow the caches: it must stream in at most half the time
