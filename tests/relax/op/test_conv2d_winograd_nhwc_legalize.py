@@ -161,3 +161,32 @@ def test_winograd_build_matches_numpy(in_c, out_c, size, seed):
         got = _run(mod, data)
     scale = np.abs(data).max() * np.abs(weight).max() * in_c * 9
     np.testing.assert_allclose(got, _reference(data, weight), rtol=0, atol=1e-5 * scale)
+
+
+def test_a_batch_and_uneven_padding_match_numpy():
+    """Three images, padding (top 1, left 0, bottom 2, right 1): 6 x 5 tiles per image,
+    the last row and column of tiles partly outside the output."""
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((3, 20, 18, 40)).astype("float32")
+    weight = (rng.standard_normal((3, 3, 40, 48)) / 20).astype("float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(data.shape, "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit(op.nn.conv2d(x, relax.const(weight), padding=(1, 0, 2, 1),
+                                     data_layout="NHWC", kernel_layout="HWIO"))
+            gv = bb.emit_output(op.nn.relu(y))
+        bb.emit_func_output(gv)
+    mod = bb.get()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(winograd, "NHWC_MIN_MACS", 0)
+        patch.setattr(winograd, "NHWC_FLOPS_PER_BYTE", 0)
+        packs = [f for f in _zero(mod).functions.values()
+                 if hasattr(f, "buffer_map") and "winograd_data_pack" in f.script()]
+        got = _run(mod, data)
+    assert len(packs) == 1
+    expected = np.maximum(conv2d_nchw_python(
+        data.transpose(0, 3, 1, 2).astype("float64"), weight.transpose(3, 2, 0, 1).astype(
+            "float64"), 1, (1, 0, 2, 1)).transpose(0, 2, 3, 1), 0)
+    assert got.shape == expected.shape == (3, 21, 17, 48)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
