@@ -10,6 +10,11 @@ channels as input, padding 1, batch 1) it times, in one run and the same way
 - ``winograd``: the ``conv2d_nchw_winograd.x86`` template, the fastest of its hand-picked
   configs (F(4x4, 3x3) and F(2x2, 3x3), 8 output channels by a 16-tile vector), or with
   ``--trials N`` the best of N configs measured by the XGB tuner as well;
+- ``nhwc direct`` and ``nhwc winograd``: ``relax.nn.conv2d`` in NHWC with the weight a
+  constant, built by ``relax.build`` as a CPU model's convolutions are (with
+  ``relax.conv2d.winograd`` False, and by default: the input transform, a batched matmul
+  with the weight transformed at build time, the output transform), called through the
+  VM with NHWC data;
 - ``ort``: onnxruntime's Conv (the same threads).
 
 The table gives milliseconds and ``ort / ours`` ratios (above 1: ours is faster). The
@@ -55,6 +60,26 @@ def _direct(channels, size, target):
     return mlcbench.build(mod, target=target)
 
 
+def _relax_nhwc(data, weight, target, winograd: bool):
+    """The VM function of an NHWC convolution with ``weight`` (OIHW) as a constant,
+    built with the Winograd rule on or off, and its NHWC input."""
+    from mlcbench import relax
+    from mlcbench.ir.transform import PassContext
+    bb = relax.BlockBuilder()
+    nhwc = data.transpose(0, 2, 3, 1).copy()
+    x = relax.Var("x", relax.TensorStructInfo(nhwc.shape, "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(relax.op.nn.conv2d(
+                x, relax.const(weight.transpose(2, 3, 1, 0).copy()), padding=1,
+                data_layout="NHWC", kernel_layout="HWIO"))
+        bb.emit_func_output(out)
+    config = {} if winograd else {"relax.conv2d.winograd": False}
+    with PassContext(config=config):
+        ex = relax.build(bb.get(), target)
+    return relax.VirtualMachine(ex, mlcbench.cpu())["main"], mlcbench.nd.array(nhwc)
+
+
 def _hand_config(space, tile, co, vector):
     for index in range(len(space)):
         cfg = space.get(index)
@@ -83,6 +108,12 @@ def measure(channels, size, trials, threads, rounds):
     expected = ref.conv2d_nchw_python(data, weight, 1, (1, 1, 1, 1))
     out = np.zeros(expected.shape, "float32")
     contenders = {"direct": kernel(_direct(channels, size, target), "main", data, weight, out)}
+    from timing import call
+    for name, winograd in (("nhwc direct", False), ("nhwc winograd", True)):
+        function, nhwc = _relax_nhwc(data, weight, target, winograd)
+        got = function(nhwc).numpy().transpose(0, 3, 1, 2)
+        np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-3 * np.abs(expected).max())
+        contenders[name] = call(lambda function=function, nhwc=nhwc: function(nhwc))
     task = autotvm.task.create("conv2d_nchw.x86", _args(channels, size), target, None,
                                "winograd")
     configs = {f"F({t}x{t}) co{c} p{v}": _hand_config(task.config_space, t, c, v)
@@ -99,7 +130,6 @@ def measure(channels, size, trials, threads, rounds):
     session = onnx_session("Conv", {"pads": [1] * 4, "kernel_shape": [3, 3]},
                            [data, weight], expected.shape, threads)
     if session is not None:
-        from timing import call
         contenders["ort"] = call(session)
     return compare(contenders, rounds)
 
@@ -117,6 +147,7 @@ def main():
         best = measure(channels, size, opts.trials, opts.threads, opts.rounds)
         ort = best.pop("ort", None)
         direct = best.pop("direct")
+        nhwc = {name: best.pop(name) for name in ("nhwc direct", "nhwc winograd")}
         name, wino = min(best.items(), key=lambda kv: kv[1])
         ratio = f"{ort / wino:5.2f}x" if ort else "  n/a"
         ort_ms = f"{ort * 1e3:7.2f}" if ort else "    n/a"
@@ -126,6 +157,10 @@ def main():
               f"ort/direct {ort / direct if ort else float('nan'):5.2f}x")
         for other, seconds in sorted(best.items()):
             print(f"    {other}: {seconds * 1e3:7.2f} ms")
+        nhwc_ratio = f"{ort / nhwc['nhwc winograd']:5.2f}x" if ort else "  n/a"
+        print(f"    NHWC through relax.build: direct {nhwc['nhwc direct'] * 1e3:7.2f} ms, "
+              f"winograd {nhwc['nhwc winograd'] * 1e3:7.2f} ms | direct/winograd "
+              f"{nhwc['nhwc direct'] / nhwc['nhwc winograd']:5.2f}x, ort/winograd {nhwc_ratio}")
 
 
 if __name__ == "__main__":
