@@ -1,6 +1,7 @@
 """When ``relax.nn.conv2d`` is legalized to a Winograd convolution, and how.
 
-**NHWC** (the layout ConvertLayout gives convolutions on CPU targets; on by default).
+**NHWC** (the layout ConvertLayout gives convolutions on CPU targets; on by default for
+CPU targets).
 A 3x3, stride 1, dilation 1, ungrouped float32 convolution with a constant HWIO weight
 becomes three kernels (:mod:`mlcbench.topi.nn.winograd_nhwc`, F(4x4, 3x3))::
 
@@ -70,6 +71,7 @@ applies to them.
 from __future__ import annotations
 
 from ...ir.transform import PassContext
+from ...target import Target
 from ...tir.expr import IntImm
 from ..expr import Constant
 
@@ -143,8 +145,10 @@ NHWC_FLOPS_PER_BYTE = 6.5
 
 
 def winograd_nhwc_tile_size(call) -> int | None:
-    """The Winograd tile size for this NHWC conv2d call, or None for the direct one."""
-    shapes = _eligible_shapes(call, default=True, window=slice(0, 2))        # HWIO
+    """The Winograd tile size for this NHWC conv2d call, or None for the direct one. On
+    by default for CPU targets only: the transforms' schedule rule is a CPU rule."""
+    target = Target.current() or Target("llvm")
+    shapes = _eligible_shapes(call, default=target.is_cpu, window=slice(0, 2))   # HWIO
     if shapes is None:
         return None
     wshape, out = shapes

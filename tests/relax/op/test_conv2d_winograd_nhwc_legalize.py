@@ -190,3 +190,16 @@ def test_a_batch_and_uneven_padding_match_numpy():
             "float64"), 1, (1, 0, 2, 1)).transpose(0, 2, 3, 1), 0)
     assert got.shape == expected.shape == (3, 21, 17, 48)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_on_by_default_for_cpu_targets_only():
+    from mlcbench.target import Target
+    weight = relax.const(np.zeros((3, 3, 128, 128), "float32"))
+    x = relax.Var("x", relax.TensorStructInfo((1, 28, 28, 128), "float32"))
+    call = op.nn.conv2d(x, weight, padding=1, data_layout="NHWC", kernel_layout="HWIO")
+    with Target("llvm -mcpu=znver3"):
+        assert winograd_nhwc_tile_size(call) == 4
+    with Target("cuda"):
+        assert winograd_nhwc_tile_size(call) is None
+        with PassContext(config={WINOGRAD_CONFIG: True}):
+            assert winograd_nhwc_tile_size(call) == 4
