@@ -14,9 +14,13 @@ schedule and its prepacked weights serve it; ``U = G g G^T`` is the transformed 
 (:func:`winograd_nhwc_weight` for a constant, in float64 and rounded once;
 :func:`conv2d_winograd_nhwc_weight_transform` as a TE stage).
 
-Each transform is one stage whose value is chosen by its position (``e``, or
-``(h % m, w % m)``) among ``alpha^2`` (or ``m^2``) sums of the non-zero products of the
-two matrices' entries: a schedule that unrolls the position loop keeps only those terms.
+Each 2-D transform is two 1-D passes per tile (``winograd_patch_rows`` then
+``winograd_data_pack``; ``winograd_inverse_rows`` then ``winograd_inverse_tile``), each
+position's value chosen by its position variable among sums of the non-zero matrix
+entries: a schedule that unrolls the position loop keeps only those terms. The input
+transform first gathers each tile's patch (``winograd_patch``), the output transform
+ends with a gather of each tile's ``m x m`` outputs into the image (``winograd_inverse``),
+so the passes read their operands at constant offsets.
 """
 from __future__ import annotations
 
