@@ -32,6 +32,12 @@ def conv2d_nchw_python(data, kernel, stride, padding, dilation=1, groups=1):
     return out
 
 
+def conv2d_nhwc_python(data, kernel, stride, padding, dilation=1):
+    """:func:`conv2d_nchw_python` for NHWC ``data`` and an HWIO ``kernel``, NHWC out."""
+    return conv2d_nchw_python(data.transpose(0, 3, 1, 2), kernel.transpose(3, 2, 0, 1),
+                              stride, padding, dilation).transpose(0, 2, 3, 1)
+
+
 def depthwise_conv2d_nchw_python(data, kernel, stride, padding, dilation=1):
     """``kernel`` is (channels, multiplier, kh, kw)."""
     c, m, kh, kw = kernel.shape

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from mlcbench import te, topi
 from mlcbench.target import Target
-from mlcbench.topi.testing import conv2d_nchw_python
+from mlcbench.topi.testing import conv2d_nhwc_python
 
 
 def _nest(text, block):
@@ -98,7 +98,6 @@ def test_scheduled_stages_match_numpy(run_te, channels, out_channels, size, pad,
     out = size + 2 * pad - 2
     m, b, y = _inverse_relu(out_channels, out)
     got = run_te([m, b], y, [product.astype("float32"), bias])
-    conv = conv2d_nchw_python(data.transpose(0, 3, 1, 2), kernel.transpose(3, 2, 0, 1), 1,
-                              (pad,) * 4).transpose(0, 2, 3, 1)
+    conv = conv2d_nhwc_python(data, kernel, 1, (pad,) * 4)
     scale = np.abs(data).max() * np.abs(kernel).max() * channels * 9
     np.testing.assert_allclose(got, np.maximum(conv + bias, 0), rtol=0, atol=1e-5 * scale)

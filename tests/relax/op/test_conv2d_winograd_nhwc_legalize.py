@@ -17,7 +17,7 @@ from mlcbench.relax.op.winograd import WINOGRAD_CONFIG, winograd_nhwc_tile_size
 from mlcbench.relax.transform.annotate_tir_op_pattern import OP_PATTERN_ATTR
 from mlcbench.tir import stmt as S
 from mlcbench.tir.functor import post_order_visit
-from mlcbench.topi.testing import conv2d_nchw_python
+from mlcbench.topi.testing import conv2d_nhwc_python
 
 
 def _module(data_shape, weight, stride=1, residual=False):
@@ -57,9 +57,8 @@ def _kernels(mod) -> dict:
 
 
 def _reference(data, weight, residual=None):
-    out = conv2d_nchw_python(data.transpose(0, 3, 1, 2).astype("float64"),
-                             weight.transpose(3, 2, 0, 1).astype("float64"), 1,
-                             (1, 1, 1, 1)).transpose(0, 2, 3, 1)
+    out = conv2d_nhwc_python(data.astype("float64"), weight.astype("float64"), 1,
+                             (1, 1, 1, 1))
     return np.maximum(out if residual is None else out + residual, 0)
 
 
@@ -185,9 +184,8 @@ def test_a_batch_and_uneven_padding_match_numpy():
                  if hasattr(f, "buffer_map") and "winograd_data_pack" in f.script()]
         got = _run(mod, data)
     assert len(packs) == 1
-    expected = np.maximum(conv2d_nchw_python(
-        data.transpose(0, 3, 1, 2).astype("float64"), weight.transpose(3, 2, 0, 1).astype(
-            "float64"), 1, (1, 0, 2, 1)).transpose(0, 2, 3, 1), 0)
+    expected = np.maximum(conv2d_nhwc_python(data.astype("float64"), weight.astype("float64"),
+                                             1, (1, 0, 2, 1)), 0)
     assert got.shape == expected.shape == (3, 21, 17, 48)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
