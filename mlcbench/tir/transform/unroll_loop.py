@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ...ir.transform import prim_func_pass
 from ..expr import IntImm, Let, Var
-from ..functor import StmtExprMutator
+from ..functor import StmtExprMutator, uses_var
 from ..stmt import Evaluate, For, ForKind, LetStmt, SeqStmt, seq
 from ._common import const_int, simplify_expr, simplify_stmt
 
@@ -69,8 +69,13 @@ class _FreshBinders(StmtExprMutator):
         """The branch taken when the loop variable's value decides the condition: the
         other is not copied (a body that picks its iteration's expression by the loop
         variable, as a Winograd transform does, is copied once per iteration, not once
-        per iteration and choice)."""
-        decided = simplify_expr(self.visit(condition))
+        per iteration and choice). Only a condition left without variables is folded
+        here: one that still reads another loop's variable (a padding's bound test) is
+        decided, if at all, when the copies are simplified with those loops' ranges."""
+        condition = self.visit(condition)
+        if uses_var(condition, lambda var: True):
+            return None
+        decided = simplify_expr(condition)
         if not isinstance(decided, IntImm):
             return None
         return true_value if decided.value else false_value
