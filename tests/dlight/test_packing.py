@@ -1,7 +1,8 @@
 """Packing the vector operand into panels: a transposed source (``B[j, k]``) is gathered
 along the vector axis when a panel's rows are short, scattered from its rows when long;
 a contiguous source (``B[k, j]``) with rows shorter than PACK_MIN_ROW_BYTES is read in
-place."""
+place. A batched transposed operand with short rows, and a transposed weight whose panel
+fits TASK_PANEL_BYTES, are packed a panel per parallel task."""
 import re
 
 import numpy as np
@@ -9,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from mlcbench import te, topi
 from mlcbench.dlight.cpu.packing import GATHER_SPAN_BYTES, PACK_MIN_ROW_BYTES, \
-    TRANSPOSE_RUN
+    TASK_PANEL_BYTES, TRANSPOSE_RUN
 from mlcbench.target import Target
 
 AVX512 = Target("llvm -mcpu=znver4")
@@ -34,11 +35,12 @@ def test_short_transposed_rows_are_gathered_into_a_panel_row(default_schedule):
 
 
 def test_long_transposed_rows_are_read_along_the_row_and_scattered(default_schedule):
-    # a dense weight of 4096-float rows: a 32-row panel spans 512 KB
+    # a dense weight of 4096-float rows: a 32-row panel spans 512 KB, too much for a
+    # panel per task; packed at the head
     x, w = te.placeholder((64, 4096), name="x"), te.placeholder((64, 4096), name="w")
     nest, text = _packing_nest(default_schedule,
                                te.create_prim_func([x, w, topi.nn.dense(x, w)]))
-    assert 32 * 4096 * 4 > GATHER_SPAN_BYTES
+    assert 32 * 4096 * 4 > max(GATHER_SPAN_BYTES, TASK_PANEL_BYTES)
     assert re.search(rf"for \w+ in range\(32\):\s*"
                      rf"for \w+ in T\.vectorized\({TRANSPOSE_RUN}\):", nest), text
 
@@ -112,14 +114,57 @@ def test_a_batched_transposed_operand_is_packed_in_each_task(default_schedule):
     assert "b_global[v1 // 32, v0, v2, v1 % 32] = b[v0, v1, v2]" in body, text
 
 
-def test_a_weight_keeps_its_packing_at_the_head(default_schedule):
-    """No batch axis indexes a dense weight ``W[j, k]``: its packing stays a nest of its
-    own, which PrepackWeights runs once at build time for a constant."""
-    x, w = te.placeholder((128, 768), name="x"), te.placeholder((768, 768), name="w")
-    text = default_schedule(te.create_prim_func([x, w, topi.nn.dense(x, w)]), AVX512).script()
+def _dense(m, k, n):
+    x, w = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w")
+    return te.create_prim_func([x, w, topi.nn.dense(x, w)])
+
+
+def test_a_weight_is_packed_in_each_task_in_square_blocks(default_schedule):
+    """A dense weight ``W[j, k]`` (768 x 768, a 96 KB panel): one parallel loop over the
+    24 column tiles, in which each task copies its panel in 8 x 8 blocks (a vector of 8
+    columns per store, 8 rows of the block unrolled), then runs its 16 row tiles."""
+    assert 32 * 768 * 4 <= TASK_PANEL_BYTES
+    text = default_schedule(_dense(128, 768, 768), AVX512).script()
+    (body,) = _parallel_bodies(text)
+    assert body.startswith("T.parallel(24)"), text
+    block = rf"T\.grid\({768 // TRANSPOSE_RUN}, {32 // TRANSPOSE_RUN}\):\s*" \
+            rf"for \w+ in T\.unroll\({TRANSPOSE_RUN}\):\s*" \
+            rf'for \w+ in T\.vectorized\({TRANSPOSE_RUN}\):\s*with T\.block\("w_global"\)'
+    assert re.search(block, body), text
+    assert body.index('T.block("w_global")') < body.index("for i_0 in range(16):"), text
+    assert "w_global[v0 // 32, v1, v0 % 32] = w[v0, v1]" in body, text
+
+
+def test_a_weight_with_too_few_column_tiles_keeps_its_packing_at_the_head(default_schedule):
+    """128 columns are 4 tiles of 32: the row tiles join the parallel loop, where a
+    panel per task would be copied once per row tile."""
+    text = default_schedule(_dense(128, 768, 128), AVX512).script()
     first, *rest = _parallel_bodies(text)
     assert 'T.block("w_global")' in first and "_update" not in first, text
     assert rest and all('T.block("w_global")' not in b for b in rest), text
+
+
+def test_a_weight_whose_panel_outgrows_l2_keeps_its_packing_at_the_head(default_schedule):
+    assert 32 * 4096 * 4 > TASK_PANEL_BYTES
+    text = default_schedule(_dense(128, 4096, 1024), AVX512).script()
+    first, *rest = _parallel_bodies(text)
+    assert 'T.block("w_global")' in first and "_update" not in first, text
+
+
+@settings(max_examples=10, deadline=None)
+@given(m=st.integers(5, 130), n=st.sampled_from([512, 544, 768]),
+       k=st.sampled_from([1, 7, 64, 300]))
+def test_weights_packed_in_tasks_match_numpy(m, n, k, run_te, default_schedule):
+    """Reductions that are no multiple of the block (7, 300) and partial row tiles; the
+    host's target for the numbers, AVX-512 for the nest."""
+    rng = np.random.default_rng(m * 1000 + n + k)
+    xv, wv = rng.standard_normal((m, k), "float32"), rng.standard_normal((n, k), "float32")
+    x, w = te.placeholder(xv.shape, name="x"), te.placeholder(wv.shape, name="w")
+    got = run_te([x, w], topi.nn.dense(x, w), [xv, wv])
+    np.testing.assert_allclose(got, xv @ wv.T, rtol=1e-4, atol=1e-3)
+    text = default_schedule(_dense(m, k, n), AVX512).script()
+    # one nest at the root: the panel is filled inside the product's outer loop
+    assert len(re.findall(r"^    for ", text, re.M)) == 1, text
 
 
 def test_long_batched_rows_keep_their_packing_at_the_head(default_schedule):

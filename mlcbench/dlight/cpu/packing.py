@@ -36,6 +36,11 @@ GATHER_SPAN_BYTES = 128 << 10
 # (128x512 @ 512x512) the two ran the same.
 PACK_MIN_ROW_BYTES = 4096
 IN_PLACE_MAX_BYTES = 1 << 20
+# A weight's panel (panel width x row length) packed inside the tasks spans at most this
+# much, so the smallest L2 met (Zen 1-3: 512 KB) keeps it beside the rows of A it meets.
+# 128 x 768 x 3072 (a panel of 96 KB) and 128 x 3072 x 768 (384 KB) measured faster in
+# the tasks on a Zen 4 (see ``pack_in_tasks``).
+TASK_PANEL_BYTES = 384 << 10
 
 
 def vector_operand(col_iv, loads):
@@ -89,10 +94,10 @@ def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int,
 
 
 def pack_in_tasks(sch, info, loads, tiles, find_block):
-    """A copy of ``sch`` whose transposed, batched vector operand (attention's k in
-    q @ k^T) is packed inside the parallel loop, one panel where that panel's row tiles
-    are computed, or None where the operand is not such (a weight keeps the packing at
-    the head of the kernel, which PrepackWeights runs once at build time)::
+    """A copy of ``sch`` whose transposed vector operand is packed inside the parallel
+    loop, one panel where that panel's row tiles are computed, or None where the operand
+    is not such. A batched operand (attention's k in q @ k^T) whose panel spans at most
+    ``GATHER_SPAN_BYTES`` gathers each panel row along the vector axis::
 
         for b_j_0_fused in T.parallel(48):                 # batch x column tiles
             for k, j in T.grid(64, T.vectorized(32)):      # one 8 KB panel, gathered
@@ -100,11 +105,38 @@ def pack_in_tasks(sch, info, loads, tiles, find_block):
             for i_0 in range(16):                          # every row tile reads it from L1
                 ...
 
-    The operand must vary with an output axis other than the tile's (so no weight), be
-    transposed (the vector axis not its last) and span at most ``GATHER_SPAN_BYTES`` per
-    panel. ``find_block(sch)`` finds the product's ``(info, loads)`` again. On a Zen 4,
-    q @ k^T (12 x 128 x 128 x 64) ran 130 us instead of 135 with the packing a separate
-    parallel pass over all of k before the products."""
+    A weight ``W[j, k]`` (no batch axis indexes it) whose panel spans at most
+    ``TASK_PANEL_BYTES`` is copied in blocks of ``TRANSPOSE_RUN`` x ``TRANSPOSE_RUN``,
+    one row of the block per vector store::
+
+        for j_0_0 in T.parallel(16):                       # groups of column tiles
+            for j_0_1 in range(2):
+                for k_0, j_0, k_1, j_1 in T.grid(128, 4, T.unroll(8), T.vectorized(8)):
+                    w_global[.., k_0 * 8 + k_1, j_0 * 8 + j_1] = w[.., k_0 * 8 + k_1]
+                for i_0 in range(16):                      # every row tile reads it from L2
+                    ...
+
+    The copy then lands in L2 and is read from there, where a pass over the whole weight
+    at the head of the kernel wrote it to memory and read it back. A constant weight
+    loses nothing: PrepackWeights hoists the copy out of the tasks and runs it once at
+    build time (``relax.transform.split_weight_packing``). ``find_block(sch)`` finds the
+    product's ``(info, loads)`` again. On a 2-core Zen 4, weight argument, ms (the
+    packing at the head -> in the tasks; onnxruntime's Gemm in the same run):
+
+    ======================  ===========  ===========
+    dense m x k x n         ours         onnxruntime
+    ======================  ===========  ===========
+    32 x 1024 x 1024        1.19 -> 0.51        0.43
+    128 x 768 x 768         1.06 -> 0.78        0.74
+    128 x 1024 x 1024       2.17 -> 1.41        1.46
+    128 x 768 x 3072        3.69 -> 3.15        2.89
+    128 x 3072 x 768        3.27 -> 3.12        3.20
+    1024 x 1024 x 1024      10.4 -> 9.84        11.0
+    ======================  ===========  ===========
+
+    and q @ k^T (12 x 128 x 128 x 64) ran 130 us instead of 135. Gathering a weight's
+    panel rows along the vector axis instead reads 32 rows whose equal, page-sized
+    strides fall into one set of the L1 cache: 128 x 1024 x 1024 took 2.07 ms."""
     row_iv, col_iv, _, cols = tiles
     found = vector_operand(col_iv, loads)
     if found is None:
@@ -115,17 +147,20 @@ def pack_in_tasks(sch, info, loads, tiles, find_block):
     others = {iv.var for iv in info.block.iter_vars if iv.iter_type.name == "DATA_PAR"} \
         - {row_iv.var, col_iv.var}
     shape = [int(d.value) if hasattr(d, "value") else 0 for d in load.buffer.shape]
-    if dim == len(load.indices) - 1 or not (others & iter_vars_of(load)) \
-            or not all(shape) or shape[dim] % cols \
-            or cols * shape[-1] * load.buffer.dtype.bits // 8 > GATHER_SPAN_BYTES:
+    if dim == len(load.indices) - 1 or not all(shape) or shape[dim] % cols:
+        return None
+    panel = cols * shape[-1] * load.buffer.dtype.bits // 8
+    batched = bool(others & iter_vars_of(load))
+    if panel > (GATHER_SPAN_BYTES if batched else TASK_PANEL_BYTES):
         return None
     try:
-        return _pack_in_tasks(sch.copy(), info, load, dim, tiles, find_block)
+        return _pack_in_tasks(sch.copy(), info, load, dim, tiles, find_block,
+                              blocks=not batched)
     except ScheduleError:       # a nest the steps do not fit: the panels at the head
         return None
 
 
-def _pack_in_tasks(trial, info, load, dim, tiles, find_block):
+def _pack_in_tasks(trial, info, load, dim, tiles, find_block, blocks: bool):
     copy = trial.cache_read(info.rv, [r.buffer for r in info.block.reads].index(load.buffer),
                             "global")
     copy_name = trial.get(copy).name_hint
@@ -150,9 +185,17 @@ def _pack_in_tasks(trial, info, load, dim, tiles, find_block):
                   in _bound_loop_vars(filler, {var})), None) for var in (j_var, k_var))
     if j is None:
         return None
-    if k is not None:       # a reduction of one has no loop of its own
+    if k is None:           # a reduction of one has no loop of its own
+        trial.vectorize(j)
+    elif blocks:
+        k0, k1 = trial.split(k, [None, TRANSPOSE_RUN])
+        j0, j1 = trial.split(j, [None, TRANSPOSE_RUN])
+        trial.reorder(k0, j0, k1, j1)
+        trial.unroll(k1)
+        trial.vectorize(j1)
+    else:
         trial.reorder(k, j)
-    trial.vectorize(j)
+        trial.vectorize(j)
     return trial
 
 

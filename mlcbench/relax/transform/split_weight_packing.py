@@ -27,9 +27,12 @@ all at once: the kernels that receive constants are scheduled (tuning records fi
 else the default rules), split, and every packing is compiled into one library and run
 on its constant then and there.
 
-A parameter is split off only when the kernel reads it in exactly one loop nest at the
-top of its body, that nest writes one buffer the kernel allocates, and every call of
-the kernel passes a constant for it.
+A parameter is split off only when the kernel reads it in exactly one loop nest, that
+nest writes one buffer the kernel allocates, and every call of the kernel passes a
+constant for it. The nest is either the first of the kernel's body or the first thing
+inside the loops of its first nest: a dense weight ``W[j, k]`` packed a panel per
+parallel task (dlight's ``pack_in_tasks``), whose copies the packing function runs
+within the same loops, ahead of the products.
 """
 from __future__ import annotations
 
@@ -39,7 +42,8 @@ from ...ir.transform import module_pass
 from ...runtime import ndarray
 from ...tir.function import PrimFunc
 from ...tir.functor import post_order_visit
-from ...tir.stmt import Block, BlockRealize, SeqStmt
+from ...arith import IterMapLevel, detect_iter_map
+from ...tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt, seq
 from ...tir.expr import Var as TirVar
 from ..expr import Call, Constant, Function, Tuple
 from ..expr_functor import ExprMutator, ExprVisitor
@@ -172,15 +176,71 @@ def split_packing(func: PrimFunc, param: int):
         return None
     source = func.buffer_map[func.params[param]]
     root = func.body.block if isinstance(func.body, BlockRealize) else None
-    if root is None or not isinstance(root.body, SeqStmt) or len(root.body.seq) < 2:
+    if root is None:
         return None
-    nest, rest = root.body.seq[0], root.body.seq[1:]
-    packed = _packing_target(nest, source, root.alloc_buffers)
-    # A kernel that still reads the raw weight after packing cannot drop that parameter.
-    if packed is None or _reads_buffer(SeqStmt(rest), source):
+    found = _head_packing(root.body, source, root.alloc_buffers) \
+        or _packing_in_tasks(root.body, source, root.alloc_buffers)
+    if found is None:
         return None
-    return (_pack_func(func, param, root, nest, packed),
+    packed, packing, rest = found
+    # A kernel that still reads the raw weight after packing cannot drop that
+    # parameter, nor can one that writes the panels elsewhere take them ready.
+    if _reads_buffer(rest, source) or _writes_buffer(rest, packed):
+        return None
+    return (_pack_func(func, param, root, packing, packed),
             _kernel_func(func, param, root, rest, packed))
+
+
+def _head_packing(body, source, allocated):
+    """``(packed buffer, packing nest, rest)`` where the first nest of ``body`` packs
+    ``source`` and nothing else, else None."""
+    if not isinstance(body, SeqStmt) or len(body.seq) < 2:
+        return None
+    packed = _packing_target(body.seq[0], source, allocated)
+    return None if packed is None else (packed, body.seq[0], seq(*body.seq[1:]))
+
+
+def _packing_in_tasks(body, source, allocated):
+    """``(packed buffer, packing, rest)`` where the first nest of ``body`` packs
+    ``source`` first thing inside its loops, a panel per iteration (dlight's
+    ``pack_in_tasks``)::
+
+        for j_0 in T.parallel(16):                 # packing: the loops around the copy
+            for ax1, ax0 in ..:  w_global[..] = w[..]
+            for i_0 in range(16): ..               # rest: the loops around the product
+
+    Run ahead of the loops, the copies give the same panels only if no two of them write
+    one element: the copy's indices must map its iterators one to one. Else None."""
+    first, after = (body.seq[0], body.seq[1:]) if isinstance(body, SeqStmt) else (body, ())
+    loops, stmt = [], first
+    while isinstance(stmt, For):
+        loops.append(stmt)
+        stmt = stmt.body
+    if not loops or not isinstance(stmt, SeqStmt) or len(stmt.seq) < 2:
+        return None
+    copy = stmt.seq[0]
+    packed = _packing_target(copy, source, allocated)
+    if packed is None or not _writes_each_element_once(copy):
+        return None
+
+    def within_loops(inner):
+        for loop in reversed(loops):
+            inner = loop.replace(body=inner)
+        return inner
+    return packed, within_loops(copy), seq(within_loops(seq(*stmt.seq[1:])), *after)
+
+
+def _writes_each_element_once(nest) -> bool:
+    """The only block of ``nest`` stores at indices that map its iterators one to one."""
+    stores = []
+    post_order_visit(nest, lambda n: stores.append(n) if isinstance(n, BufferStore) else None)
+    blocks = []
+    post_order_visit(nest, lambda n: blocks.append(n) if isinstance(n, Block) else None)
+    if len(stores) != 1 or len(blocks) != 1:
+        return False
+    domains = {iv.var: iv.dom for iv in blocks[0].iter_vars}
+    return bool(detect_iter_map(list(stores[0].indices), domains,
+                                check_level=IterMapLevel.BIJECTIVE))
 
 
 def _packing_target(nest, source, allocated):
@@ -206,6 +266,13 @@ def _reads_buffer(stmt, buffer) -> bool:
     return bool(found)
 
 
+def _writes_buffer(stmt, buffer) -> bool:
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) and any(
+        w.buffer is buffer for w in n.writes) else None)
+    return bool(found)
+
+
 def _pack_func(func, param, root, nest, packed) -> PrimFunc:
     source_var = func.params[param]
     packed_var = TirVar(packed.name, "handle")
@@ -223,9 +290,8 @@ def _kernel_func(func, param, root, rest, packed) -> PrimFunc:
     buffer_map = {p: func.buffer_map[p] for p in func.params if p in func.buffer_map}
     del buffer_map[func.params[param]]
     buffer_map[packed_var] = packed
-    body_stmt = rest[0] if len(rest) == 1 else SeqStmt(rest)
     allocs = tuple(b for b in root.alloc_buffers if b is not packed)
-    body = func.body.replace(block=root.replace(body=body_stmt, alloc_buffers=allocs))
+    body = func.body.replace(block=root.replace(body=rest, alloc_buffers=allocs))
     return func.replace(params=tuple(params), body=body, buffer_map=buffer_map)
 
 

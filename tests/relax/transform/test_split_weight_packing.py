@@ -8,6 +8,7 @@ import mlcbench as tvm
 from mlcbench import dlight, relax, te, topi
 from mlcbench.relax import op
 from mlcbench.relax.transform.split_weight_packing import prepack_weights, split_packing
+from mlcbench.script import tir as T
 from mlcbench.target import Target
 from mlcbench.tir import stmt as S
 from mlcbench.tir.functor import post_order_visit
@@ -54,6 +55,77 @@ def test_packing_then_kernel_computes_what_the_original_kernel_computes():
     built["pack"](w, panels)
     built["kernel"](x, panels, out)
     np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+def _root_nests(func) -> list:
+    body = func.body.block.body
+    return list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+
+
+def test_a_panel_packed_in_each_task_leaves_with_the_loops_around_it():
+    """A dense weight packed a panel per parallel task (dlight's ``pack_in_tasks``): the
+    packing function runs the same loops with the copy alone; the kernel keeps the
+    loops with the products alone."""
+    func = _scheduled_dense(64, 70, 512)
+    (nest,) = _root_nests(func)
+    assert {"w_global", "T_matmul_NT_update"} <= {b.name_hint for b in _blocks(nest)}
+    pack, kernel = split_packing(func, 1)
+    assert [b.name_hint for b in _blocks(pack)] == ["w_global", "root"]
+    (pack_loop,), (kernel_loop,) = _root_nests(pack), _root_nests(kernel)
+    assert pack_loop.kind == kernel_loop.kind == S.ForKind.PARALLEL
+    assert pack_loop.extent == kernel_loop.extent
+    assert all(b.name_hint != "w_global" for b in _blocks(kernel))
+    panels = pack.buffer_map[pack.params[1]]
+    assert [int(s.value) for s in panels.shape] == [32, 70, 16]
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((64, 70), "float32"), rng.standard_normal((512, 70), "float32")
+    built = {name: tvm.build(tvm.IRModule({"main": f.with_attr("global_symbol", "main")}),
+                             target=TARGET)["main"] for name, f in
+             (("pack", pack), ("kernel", kernel))}
+    packed, out = np.zeros((32, 70, 16), "float32"), np.zeros((64, 512), "float32")
+    built["pack"](w, packed)
+    built["kernel"](x, packed, out)
+    np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+@T.prim_func
+def _panel_reused_by_each_task(x: T.Buffer((8, 4), "float32"), w: T.Buffer((8, 4), "float32"),
+                               y: T.Buffer((8, 8), "float32")):
+    panel = T.alloc_buffer((4, 4))
+    for j0 in T.parallel(2):
+        for k, j1 in T.grid(4, 4):
+            with T.block("panel"):
+                vj = T.axis.spatial(8, j0 * 4 + j1)
+                vk = T.axis.spatial(4, k)
+                panel[vk, vj % 4] = w[vj, vk]
+        for i, j1, k in T.grid(8, 4, 4):
+            with T.block("y"):
+                vi = T.axis.spatial(8, i)
+                vj = T.axis.spatial(8, j0 * 4 + j1)
+                vk = T.axis.reduce(4, k)
+                with T.init():
+                    y[vi, vj] = T.float32(0)
+                y[vi, vj] = y[vi, vj] + x[vi, vk] * panel[vk, vj % 4]
+
+
+def test_a_panel_each_task_overwrites_stays_in_the_kernel():
+    """Run ahead of the loop, the second task's copy would overwrite the first's panel
+    before the first task's products read it."""
+    assert split_packing(_panel_reused_by_each_task, 1) is None
+
+
+def test_prepacked_dense_packed_in_tasks_matches_numpy():
+    rng = np.random.default_rng(5)
+    xv, wv = rng.standard_normal((64, 70), "float32"), rng.standard_normal((512, 70), "float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(xv.shape, "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            gv = bb.emit_output(bb.emit_te(topi.nn.dense, x, relax.const(wv)))
+        bb.emit_func_output(gv)
+    mod = _prepacked(bb.get())
+    assert not _kernels_pack(mod)
+    np.testing.assert_allclose(_run(mod, xv), xv @ wv.T, rtol=1e-4, atol=1e-4)
 
 
 def _matmul_module(x_shape, weight, bias=None):
