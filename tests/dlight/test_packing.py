@@ -121,18 +121,27 @@ def _dense(m, k, n):
 
 def test_a_weight_is_packed_in_each_task_in_square_blocks(default_schedule):
     """A dense weight ``W[j, k]`` (768 x 768, a 96 KB panel): one parallel loop over the
-    24 column tiles, in which each task copies its panel in 8 x 8 blocks (a vector of 8
-    columns per store, 8 rows of the block unrolled), then runs its 16 row tiles."""
+    24 column tiles, in which each task copies its panel in 8 x 8 blocks, then runs its
+    16 row tiles. A block is read into ``w_local`` a row of 8 contiguous elements at a
+    time, then stored into the panel a column at a time."""
     assert 32 * 768 * 4 <= TASK_PANEL_BYTES
     text = default_schedule(_dense(128, 768, 768), AVX512).script()
     (body,) = _parallel_bodies(text)
     assert body.startswith("T.parallel(24)"), text
-    block = rf"T\.grid\({768 // TRANSPOSE_RUN}, {32 // TRANSPOSE_RUN}\):\s*" \
-            rf"for \w+ in T\.unroll\({TRANSPOSE_RUN}\):\s*" \
-            rf'for \w+ in T\.vectorized\({TRANSPOSE_RUN}\):\s*with T\.block\("w_global"\)'
-    assert re.search(block, body), text
+    run = TRANSPOSE_RUN
+    block = rf"T\.grid\({768 // run}, {32 // run}\):\s*" \
+            rf"for (\w+) in T\.unroll\({run}\):\s*for (\w+) in T\.vectorized\({run}\):\s*" \
+            r'with T\.block\("w_local"\):\s*' \
+            r"v0 = T\.axis\.spatial\(768, [^\n]*\+ \1\)\s*" \
+            r"v1 = T\.axis\.spatial\(768, [^\n]*\+ \2\)" \
+            rf".*?for (\w+) in T\.unroll\({run}\):\s*for (\w+) in T\.vectorized\({run}\):\s*" \
+            r'with T\.block\("w_global"\):\s*' \
+            r"v0 = T\.axis\.spatial\(768, [^\n]*\+ \4\)\)\s*" \
+            r"v1 = T\.axis\.spatial\(768, [^\n]*\+ \3\)"
+    assert re.search(block, body, re.S), text
     assert body.index('T.block("w_global")') < body.index("for i_0 in range(16):"), text
-    assert "w_global[v0 // 32, v1, v0 % 32] = w[v0, v1]" in body, text
+    assert "w_local[v0, v1] = w[v0, v1]" in body, text
+    assert "w_global[v0 // 32, v1, v0 % 32] = w_local[v0, v1]" in body, text
 
 
 def test_a_weight_with_too_few_column_tiles_keeps_its_packing_at_the_head(default_schedule):

@@ -171,7 +171,7 @@ def _packing_now(kernel, pack):
 def split_packing(func: PrimFunc, param: int):
     """``(pack, kernel)``: ``func``'s packing of parameter ``param`` as a PrimFunc of its
     own, and ``func`` taking the packed buffer in its place; None where the parameter is
-    not packed at the top of ``func`` as the module docstring says."""
+    not packed as the module docstring says."""
     if param >= len(func.params) or func.params[param] not in func.buffer_map:
         return None
     source = func.buffer_map[func.params[param]]
@@ -182,28 +182,29 @@ def split_packing(func: PrimFunc, param: int):
         or _packing_in_tasks(root.body, source, root.alloc_buffers)
     if found is None:
         return None
-    packed, packing, rest = found
+    (packed, scratch), packing, rest = found
     # A kernel that still reads the raw weight after packing cannot drop that
     # parameter, nor can one that writes the panels elsewhere take them ready.
-    if _reads_buffer(rest, source) or _writes_buffer(rest, packed):
+    if _reads_buffer(rest, source) or _writes_buffer(rest, packed) \
+            or any(_reads_buffer(rest, b) or _writes_buffer(rest, b) for b in scratch):
         return None
-    return (_pack_func(func, param, root, packing, packed),
-            _kernel_func(func, param, root, rest, packed))
+    return (_pack_func(func, param, root, packing, packed, scratch),
+            _kernel_func(func, param, root, rest, (packed, *scratch)))
 
 
 def _head_packing(body, source, allocated):
-    """``(packed buffer, packing nest, rest)`` where the first nest of ``body`` packs
-    ``source`` and nothing else, else None."""
+    """``((packed buffer, scratch buffers), packing nest, rest)`` where the first nest
+    of ``body`` packs ``source`` and nothing else, else None."""
     if not isinstance(body, SeqStmt) or len(body.seq) < 2:
         return None
-    packed = _packing_target(body.seq[0], source, allocated)
-    return None if packed is None else (packed, body.seq[0], seq(*body.seq[1:]))
+    target = _packing_target(body.seq[0], source, allocated)
+    return None if target is None else (target, body.seq[0], seq(*body.seq[1:]))
 
 
 def _packing_in_tasks(body, source, allocated):
-    """``(packed buffer, packing, rest)`` where the first nest of ``body`` packs
-    ``source`` first thing inside its loops, a panel per iteration (dlight's
-    ``pack_in_tasks``)::
+    """``((packed buffer, scratch buffers), packing, rest)`` where the first nest of
+    ``body`` packs ``source`` first thing inside its loops, a panel per iteration
+    (dlight's ``pack_in_tasks``)::
 
         for j_0 in T.parallel(16):                 # packing: the loops around the copy
             for ax1, ax0 in ..:  w_global[..] = w[..]
@@ -219,24 +220,29 @@ def _packing_in_tasks(body, source, allocated):
     if not loops or not isinstance(stmt, SeqStmt) or len(stmt.seq) < 2:
         return None
     copy = stmt.seq[0]
-    packed = _packing_target(copy, source, allocated)
-    if packed is None or not _writes_each_element_once(copy):
+    target = _packing_target(copy, source, allocated)
+    if target is None or not _writes_each_element_once(copy, target[0]):
         return None
 
     def within_loops(inner):
         for loop in reversed(loops):
             inner = loop.replace(body=inner)
         return inner
-    return packed, within_loops(copy), seq(within_loops(seq(*stmt.seq[1:])), *after)
+    return target, within_loops(copy), seq(within_loops(seq(*stmt.seq[1:])), *after)
 
 
-def _writes_each_element_once(nest) -> bool:
-    """The only block of ``nest`` stores at indices that map its iterators one to one."""
-    stores = []
-    post_order_visit(nest, lambda n: stores.append(n) if isinstance(n, BufferStore) else None)
+def _writes_each_element_once(nest, packed) -> bool:
+    """The block of ``nest`` that writes ``packed`` stores at indices that map its
+    iterators one to one."""
     blocks = []
-    post_order_visit(nest, lambda n: blocks.append(n) if isinstance(n, Block) else None)
-    if len(stores) != 1 or len(blocks) != 1:
+    post_order_visit(nest, lambda n: blocks.append(n) if isinstance(n, Block) and any(
+        w.buffer is packed for w in n.writes) else None)
+    if len(blocks) != 1:
+        return False
+    stores = []
+    post_order_visit(blocks[0].body, lambda n: stores.append(n)
+                     if isinstance(n, BufferStore) else None)
+    if len(stores) != 1:
         return False
     domains = {iv.var: iv.dom for iv in blocks[0].iter_vars}
     return bool(detect_iter_map(list(stores[0].indices), domains,
@@ -244,19 +250,30 @@ def _writes_each_element_once(nest) -> bool:
 
 
 def _packing_target(nest, source, allocated):
-    """The buffer ``nest`` packs ``source`` into: its only block reads ``source`` alone
-    and writes one buffer of ``allocated``; else None."""
+    """``(packed, scratch)``: the buffer ``nest`` packs ``source`` into, and the buffers
+    it fills on the way (dlight's blocks read into registers before they are stored
+    transposed). Every block of ``nest`` writes one buffer of ``allocated`` and reads
+    ``source`` or what an earlier block wrote; exactly one buffer written is not read
+    again. Else None."""
     blocks = []
     post_order_visit(nest, lambda n: blocks.append(n) if isinstance(n, Block) else None)
-    if len(blocks) != 1:
+    if not blocks or not any(r.buffer is source for b in blocks for r in b.reads):
         return None
-    block = blocks[0]
-    if len(block.reads) != 1 or block.reads[0].buffer is not source \
-            or len(block.writes) != 1:
+    written = []
+    for block in blocks:
+        if len(block.writes) != 1 or not all(
+                r.buffer is source or any(r.buffer is w for w in written)
+                for r in block.reads):
+            return None
+        # Only a buffer the kernel allocates can become a parameter; an output must stay one.
+        if not any(b is block.writes[0].buffer for b in allocated):
+            return None
+        written.append(block.writes[0].buffer)
+    read = [r.buffer for b in blocks for r in b.reads]
+    final = [w for w in dict.fromkeys(written) if not any(w is r for r in read)]
+    if len(final) != 1:
         return None
-    written = block.writes[0].buffer
-    # Only a buffer the kernel allocates can become a parameter; an output must stay one.
-    return written if any(b is written for b in allocated) else None
+    return final[0], tuple(w for w in dict.fromkeys(written) if w is not final[0])
 
 
 def _reads_buffer(stmt, buffer) -> bool:
@@ -273,24 +290,27 @@ def _writes_buffer(stmt, buffer) -> bool:
     return bool(found)
 
 
-def _pack_func(func, param, root, nest, packed) -> PrimFunc:
+def _pack_func(func, param, root, nest, packed, scratch) -> PrimFunc:
     source_var = func.params[param]
     packed_var = TirVar(packed.name, "handle")
-    body = BlockRealize((), True, root.replace(body=nest, alloc_buffers=()))
+    body = BlockRealize((), True, root.replace(body=nest, alloc_buffers=tuple(scratch)))
     # The packing function gets its own symbol when it is added to a module.
     attrs = {k: v for k, v in func.attrs.items() if k != "global_symbol"}
     return PrimFunc((source_var, packed_var), body,
                     {source_var: func.buffer_map[source_var], packed_var: packed}, attrs)
 
 
-def _kernel_func(func, param, root, rest, packed) -> PrimFunc:
+def _kernel_func(func, param, root, rest, moved) -> PrimFunc:
+    """``func`` with ``rest`` as its body, taking ``moved[0]`` (the packed buffer) as
+    parameter ``param`` and no longer allocating any of ``moved``."""
+    packed = moved[0]
     packed_var = TirVar(packed.name, "handle")
     params = list(func.params)
     params[param] = packed_var
     buffer_map = {p: func.buffer_map[p] for p in func.params if p in func.buffer_map}
     del buffer_map[func.params[param]]
     buffer_map[packed_var] = packed
-    allocs = tuple(b for b in root.alloc_buffers if b is not packed)
+    allocs = tuple(b for b in root.alloc_buffers if not any(b is m for m in moved))
     body = func.body.replace(block=root.replace(body=rest, alloc_buffers=allocs))
     return func.replace(params=tuple(params), body=body, buffer_map=buffer_map)
 

@@ -70,7 +70,10 @@ def test_a_panel_packed_in_each_task_leaves_with_the_loops_around_it():
     (nest,) = _root_nests(func)
     assert {"w_global", "T_matmul_NT_update"} <= {b.name_hint for b in _blocks(nest)}
     pack, kernel = split_packing(func, 1)
-    assert [b.name_hint for b in _blocks(pack)] == ["w_global", "root"]
+    # the block read into registers, then stored transposed into the panel
+    assert [b.name_hint for b in _blocks(pack)] == ["w_local", "w_global", "root"]
+    assert [b.name for b in pack.body.block.alloc_buffers] == ["w_local"]
+    assert {b.name for b in kernel.body.block.alloc_buffers} == {"T_matmul_NT_local"}
     (pack_loop,), (kernel_loop,) = _root_nests(pack), _root_nests(kernel)
     assert pack_loop.kind == kernel_loop.kind == S.ForKind.PARALLEL
     assert pack_loop.extent == kernel_loop.extent
