@@ -20,6 +20,8 @@ from mlcbench.driver.kernels import MM_RELU, parallel_vectorized_matmul
 from mlcbench.runtime import cpu
 from mlcbench.script import from_source
 
+from timing import host_line
+
 
 def _seconds(fn):
     start = time.perf_counter()
@@ -88,6 +90,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1024)
     parser.add_argument("--lanes", type=int, default=16)
     args = parser.parse_args()
+    print(host_line())
     times = compile_times()
     print("mm_relu 128^3: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items())
           + f"  (goal: total < 300 ms: {'ok' if times['total'] < 0.3 else 'MISSED'})")

@@ -28,7 +28,7 @@ from mlcbench import datasets, relax  # noqa: E402
 from mlcbench.driver.models import export_digits_model  # noqa: E402
 from mlcbench.relax.transform.legalize_ops import LegalizeOps  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
-from timing import call, compare, kernel  # noqa: E402
+from timing import call, compare, host_line, kernel  # noqa: E402
 
 CASES = [("mlp", 1), ("mlp", 64), ("cnn", 1), ("cnn", 64)]
 
@@ -151,6 +151,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     start = time.perf_counter()
+    print(host_line(args.threads))
     print(f"{'model':<9}{'fused ms':>9}{'unfused ms':>10}{'vs unf':>9}{'numpy ms':>9}"
           f"{'vs np':>9}{'ort ms':>8}{'vs ort':>8}{'kernels':>12}{'plan / sum KiB':>20}")
     for name, batch in CASES:

@@ -31,9 +31,8 @@ import numpy as np
 import mlcbench as tvm
 from mlcbench import relax
 from mlcbench.ir.transform import Sequential
-from mlcbench.target import Target
 
-from timing import call, compare
+from timing import host_line, call, compare
 
 
 def _without(pass_name: str):
@@ -48,9 +47,7 @@ def main() -> None:
                         help="light model of the onnx wheel for the batch-norm figures "
                              "(resnet50, shufflenet, densenet121, inception_v2) or none")
     args = parser.parse_args()
-    host = Target("llvm")
-    print(f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits, "
-          f"{host.num_cores} cores")
+    print(host_line())
     mlp_figures(args.rounds)
     packing_figures(args.rounds)
     if args.model != "none":

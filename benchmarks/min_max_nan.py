@@ -19,7 +19,7 @@ from mlcbench.codegen.llvm import expr as llvm_expr
 from mlcbench.script import from_source
 from mlcbench.target import Target
 
-from timing import call, compare, kernel
+from timing import host_line, call, compare, kernel
 
 ROWS, COLS = 512, 1024
 KERNELS = {
@@ -54,7 +54,7 @@ LOWERINGS = ("select", "nan_select", "intrinsic")
 
 def main() -> None:
     target = Target("llvm --num-cores=1")
-    print(f"host CPU {target.mcpu}, vector width {target.vector_width_bits} bits")
+    print(host_line(1))
     a = np.random.default_rng(0).standard_normal((ROWS, COLS)).astype("float32")
     for name, (source, reference, out_shape) in KERNELS.items():
         contenders = {"numpy": call(lambda: reference(a))}

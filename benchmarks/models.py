@@ -58,7 +58,7 @@ from mlcbench.relay.testing import light_model_case
 from mlcbench.target import Target
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # the sibling timing.py
-from timing import call, compare, thread_cpu  # noqa: E402
+from timing import host_line, call, compare, thread_cpu  # noqa: E402
 
 MODELS = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "vgg19", "inception_v1",
           "inception_v2", "resnet50", "densenet121")
@@ -230,9 +230,7 @@ def main() -> None:
     if args.build_only:
         print(json.dumps(measure_build(args.build_only, args.winograd)))
         return
-    host = Target("llvm")
-    print(f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits, "
-          f"{os.cpu_count()} cores" + (", thread CPU time" if args.cpu_time else ""))
+    print(host_line() + (", thread CPU time" if args.cpu_time else ""))
     header = f"{'model':<14}"
     if not args.latency_only:
         header += (f"{'import s':>9}{'cold s':>9}{'cached s':>9}{'cold cpu':>9}"

@@ -23,9 +23,8 @@ import numpy as np  # noqa: E402
 import mlcbench  # noqa: E402
 from mlcbench import dlight, te, topi  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
-from mlcbench.target.target import host_cpu_name  # noqa: E402
 from mlcbench.topi import testing as ref  # noqa: E402
-from timing import call, compare, thread_cpu, kernel  # noqa: E402
+from timing import host_line, call, compare, thread_cpu, kernel  # noqa: E402
 
 
 def _dense(m, k, n):
@@ -219,10 +218,7 @@ def main() -> None:
     if args.cpu_time and args.threads != 1:
         parser.error("--cpu-time counts the calling thread only: use it with --threads 1")
     names = [n for n in WORKLOADS if not args.only or any(w in n for w in args.only)]
-    host = Target("llvm")
-    print(f"host CPU {host_cpu_name()}, vector width {host.vector_width_bits} bits "
-          f"({host.vector_lanes(32)} float32 lanes), {args.threads} threads"
-          + (", thread CPU time" if args.cpu_time else ""))
+    print(host_line(args.threads) + (", thread CPU time" if args.cpu_time else ""))
     print(f"{'workload':<30}{'ours ms':>9}{'numpy ms':>10}{'vs numpy':>10}"
           f"{'ort ms':>9}{'vs ort':>8}")
     for name in names:

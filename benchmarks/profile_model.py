@@ -24,7 +24,8 @@ import mlcbench
 from mlcbench import relax
 from mlcbench.relax.frontend.onnx import from_onnx
 from mlcbench.relay.testing import LIGHT_MODELS, light_model_case
-from mlcbench.target import Target
+
+from timing import host_line
 
 
 def timed_instructions(function, totals: dict, counts: dict) -> list:
@@ -95,9 +96,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--calls", type=int, default=20)
     args = parser.parse_args()
-    host = Target("llvm")
-    print(f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits, "
-          f"{os.cpu_count()} cores")
+    print(host_line())
     seconds, counts, total_ms, plain_ms = profile(args.model, args.calls)
     ort_ms = onnxruntime_ms(args.model, args.calls)
     print(f"{args.model}: best {plain_ms:.2f} ms per call, {total_ms:.2f} profiled; "

@@ -21,6 +21,8 @@ import numpy as np
 import mlcbench as tvm
 from mlcbench import relax, te
 
+from timing import host_line
+
 
 def chain(kernels: int) -> tvm.IRModule:
     x = relax.Var("x", relax.TensorStructInfo((8,), "float32"))
@@ -90,6 +92,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=64)
     args = parser.parse_args()
+    print(host_line())
     for name, seconds in vm_overhead(args.kernels).items():
         print(f"{name:<50} {seconds * 1e6:8.2f} us")
     print("\nCourse MLP, high-level ops legalized, unfused:\n" + mlp_memory())

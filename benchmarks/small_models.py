@@ -44,7 +44,7 @@ from mlcbench.driver.models import export_digits_model  # noqa: E402
 from mlcbench.relax.frontend import nn  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
 from e2e import numpy_forward, onnx_model  # noqa: E402
-from timing import call, compare  # noqa: E402
+from timing import host_line, call, compare  # noqa: E402
 
 CASES = [("mlp", 1), ("mlp", 64), ("cnn", 1), ("cnn", 64), ("nn784", 1)]
 
@@ -198,9 +198,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
-    host = Target("llvm")
-    print(f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits, "
-          f"{host.num_cores} cores; {args.threads} threads for us, onnxruntime and torch")
+    print(host_line(args.threads) + " (for us, onnxruntime and torch)")
     print(f"{'model':<11}{'ours us':>9}{'ort us':>8}{'vs ort':>8}{'vs torch':>9}"
           f"{'vs numpy':>9} |{'ours args':>10}{'ort args':>9}{'vs ort':>8} |"
           f"{'ieee us':>8}{'ort ftz':>8}{'vs ftz':>7}")

@@ -26,10 +26,13 @@ its threads may share one core for several milliseconds
 """
 from __future__ import annotations
 
+import os
 import time
 
+from mlcbench.driver.machine_peaks import machine_peaks
 from mlcbench.runtime import timing
 from mlcbench.runtime.timing import Timer, call, kernel  # noqa: F401  (benchmarks use them)
+from mlcbench.target import Target
 
 
 def compare(contenders: dict[str, Timer], rounds: int = 5, min_repeat_ms: float = 50,
@@ -51,3 +54,16 @@ def thread_cpu(fn) -> Timer:
             calls += 1
         return (time.thread_time() - cpu) / calls
     return timer
+
+
+def host_line(threads: int | None = None, kernel_gflops: float | None = None) -> str:
+    """The line a benchmark prints above its figures: the host's CPU, vector width and
+    cores, the threads the figures use, the load, and the measured FMA peak and memory
+    bandwidth (``mlcbench.driver.machine_peaks``: cached per CPU model, measured again
+    when the cached figure looks taken under load or ``kernel_gflops`` beats it)."""
+    host = Target("llvm")
+    used = "" if threads is None else f", {threads} thread" + ("s" if threads != 1 else "")
+    return (f"host CPU {host.mcpu}, vector width {host.vector_width_bits} bits "
+            f"({host.vector_lanes(32)} float32 lanes), {host.num_cores} cores{used}, "
+            f"load {os.getloadavg()[0]:.1f}; "
+            f"{machine_peaks(kernel_gflops=kernel_gflops).describe()}")

@@ -25,9 +25,8 @@ import torch
 import mlcbench as tvm
 from mlcbench import relax
 from mlcbench.relax.frontend.torch import from_exported_program, from_fx
-from mlcbench.target import Target
 
-from timing import call, compare
+from timing import host_line, call, compare
 
 TESTS = os.path.join(os.path.dirname(__file__), "..", "tests", "relax", "frontend", "torch")
 
@@ -93,10 +92,9 @@ def main() -> None:
     parser.add_argument("--models", default="resnet18,mobilenet_v2,vit,bert_block_128")
     args = parser.parse_args()
     torch.set_flush_denormal(True)
-    target = Target("llvm")
-    print(f"host CPU {target.mcpu}, vector width {target.vector_width_bits} bits, "
-          f"{os.cpu_count()} cores; torch {torch.__version__} with "
-          f"{torch.get_num_threads()} threads; images {args.image}x{args.image}")
+    print(host_line())
+    print(f"torch {torch.__version__} with {torch.get_num_threads()} threads; "
+          f"images {args.image}x{args.image}")
     print("latency as a ratio to torch's eager run (lower is faster); mlcbench untuned")
     available = models(reference_networks(), args.image)
     for name in args.models.split(","):

@@ -26,7 +26,7 @@ from mlcbench import datasets, relax  # noqa: E402
 from mlcbench import meta_schedule as ms  # noqa: E402
 from mlcbench.driver.models import export_digits_model  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
-from timing import call, compare, kernel  # noqa: E402
+from timing import call, compare, host_line, kernel  # noqa: E402
 
 
 def main() -> None:
@@ -41,6 +41,7 @@ def main() -> None:
     parser.add_argument("--remeasure", type=int, default=4,
                         help="programs of each kernel measured again at the end")
     args = parser.parse_args()
+    print(host_line(args.threads))
     target = Target(f"llvm --num-cores={args.threads}")
     mod, weights = export_digits_model("cnn", args.batch)
     tasks = ms.relax_integration.extract_tasks(mod, target)

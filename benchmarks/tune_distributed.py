@@ -18,15 +18,14 @@ Run: ``python benchmarks/tune_distributed.py [--n 64] [--trials 48] [--workers 1
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 
 from mlcbench import meta_schedule as ms
 from mlcbench import te
 from mlcbench.ir.module import IRModule
-from mlcbench.target import Target
-from mlcbench.target.target import host_cpu_name
+
+from timing import host_line
 
 TARGET = "llvm --num-cores=1"
 FAST = ms.EvaluatorConfig(number=3, repeat=1, min_repeat_ms=20)
@@ -78,9 +77,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=48)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     args = parser.parse_args()
-    host = Target("llvm")
-    print(f"host CPU {host_cpu_name()}, vector width {host.vector_width_bits} bits, "
-          f"{os.cpu_count()} cores; {args.n}^3 matmul, {args.trials} trials per run")
+    print(host_line() + f"; {args.n}^3 matmul, {args.trials} trials per run")
     local_runner = ms.LocalRunner(evaluator_config=FAST)
     tune(args.n, 4, "local", local_runner, seed=1)
     local = tune(args.n, args.trials, "local", local_runner, seed=0)

@@ -19,7 +19,7 @@ import numpy as np
 
 import mlcbench
 from mlcbench import autotvm, te
-from timing import call, compare, kernel
+from timing import call, compare, host_line, kernel
 
 
 @autotvm.template("benchmark/matmul")
@@ -96,6 +96,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    print(host_line())
     n = args.size
     task = autotvm.task.create("benchmark/matmul", args=(n, n, n, "float32"), target="llvm")
     print(f"config space: {len(task.config_space)} configs, {task.flop / 1e9:.2f} GFLOP")

@@ -34,10 +34,9 @@ import numpy as np  # noqa: E402
 import mlcbench  # noqa: E402
 from mlcbench import autotvm, dlight, te, topi  # noqa: E402
 from mlcbench.target import Target  # noqa: E402
-from mlcbench.target.target import host_cpu_name  # noqa: E402
 from mlcbench.topi import testing as ref  # noqa: E402
 from ops import onnx_session  # noqa: E402
-from timing import compare, kernel  # noqa: E402
+from timing import host_line, compare, kernel  # noqa: E402
 
 LAYERS = [(64, 56), (128, 28), (256, 14)]
 # (tile_size, output channels per register tile, vector of tiles)
@@ -140,9 +139,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     opts = parser.parse_args()
-    target = Target("llvm")
-    print(f"host: {host_cpu_name()}, {target.vector_lanes(32)} float32 lanes per vector, "
-          f"{opts.threads} threads, tuning trials: {opts.trials}")
+    print(host_line(opts.threads) + f"; tuning trials: {opts.trials}")
     for channels, size in LAYERS:
         best = measure(channels, size, opts.trials, opts.threads, opts.rounds)
         ort = best.pop("ort", None)
