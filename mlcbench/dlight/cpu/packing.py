@@ -36,11 +36,6 @@ GATHER_SPAN_BYTES = 128 << 10
 # (128x512 @ 512x512) the two ran the same.
 PACK_MIN_ROW_BYTES = 4096
 IN_PLACE_MAX_BYTES = 1 << 20
-# A weight's panel (panel width x row length) packed inside the tasks spans at most this
-# much, so the smallest L2 met (Zen 1-3: 512 KB) keeps it beside the rows of A it meets.
-# 128 x 768 x 3072 (a panel of 96 KB) and 128 x 3072 x 768 (384 KB) measured faster in
-# the tasks on a Zen 4 (see ``pack_in_tasks``).
-TASK_PANEL_BYTES = 384 << 10
 
 
 def vector_operand(col_iv, loads):
@@ -105,9 +100,9 @@ def pack_in_tasks(sch, info, loads, tiles, find_block):
             for i_0 in range(16):                          # every row tile reads it from L1
                 ...
 
-    A weight ``W[j, k]`` (no batch axis indexes it) whose panel spans at most
-    ``TASK_PANEL_BYTES`` is copied in blocks of ``TRANSPOSE_RUN`` x ``TRANSPOSE_RUN``,
-    each read a row at a time and stored a column at a time::
+    A weight ``W[j, k]`` (no batch axis indexes it), however long its rows, is copied
+    in blocks of ``TRANSPOSE_RUN`` x ``TRANSPOSE_RUN``, each read a row at a time and
+    stored a column at a time::
 
         for j_0_0 in T.parallel(16):                       # groups of column tiles
             for j_0_1 in range(2):
@@ -137,6 +132,13 @@ def pack_in_tasks(sch, info, loads, tiles, find_block):
     1024 x 1024 x 1024      10.4 -> 9.84        11.0
     ======================  ===========  ===========
 
+    Panels past L2 still gain, as each is read from L3 by its own task where the pass
+    at the head wrote the whole weight out and read it back (with the blocks
+    transposed in registers): 128 x 4096 x 1024 (512 KB panels) 6.31 -> 5.82 ms,
+    onnxruntime 5.94; 64 x 4096 x 4096 34.6 -> 13.9, onnxruntime 13.6; 128 x 8192 x
+    1024 (1 MB) 24.5 -> 12.2, onnxruntime 12.2; 256 x 16384 x 512 (2 MB) 34.5 -> 21.9,
+    onnxruntime 24.4.
+
     (each block read column by column there; see ``_transpose_in_registers``)
 
     and q @ k^T (12 x 128 x 128 x 64) ran 130 us instead of 135. Gathering a weight's
@@ -154,9 +156,8 @@ def pack_in_tasks(sch, info, loads, tiles, find_block):
     shape = [int(d.value) if hasattr(d, "value") else 0 for d in load.buffer.shape]
     if dim == len(load.indices) - 1 or not all(shape) or shape[dim] % cols:
         return None
-    panel = cols * shape[-1] * load.buffer.dtype.bits // 8
     batched = bool(others & iter_vars_of(load))
-    if panel > (GATHER_SPAN_BYTES if batched else TASK_PANEL_BYTES):
+    if batched and cols * shape[-1] * load.buffer.dtype.bits // 8 > GATHER_SPAN_BYTES:
         return None
     try:
         return _pack_in_tasks(sch.copy(), info, load, dim, tiles, find_block,
