@@ -33,6 +33,12 @@ def _dense(m, k, n):
     return [x, w], topi.nn.dense(x, w), arrays, lambda a, b: a @ b.T, ("Gemm", {"transB": 1})
 
 
+def _matmul(m, k, n):
+    x, w = te.placeholder((m, k), name="x"), te.placeholder((k, n), name="w")
+    arrays = [_rand(m, k), _rand(k, n)]
+    return [x, w], topi.nn.matmul(x, w), arrays, lambda a, b: a @ b, ("MatMul", {})
+
+
 def _conv(c_in, c_out, size, kernel):
     pad = kernel // 2
     x = te.placeholder((1, c_in, size, size), name="x")
@@ -125,6 +131,9 @@ WORKLOADS = {
     "dense 1x784x128": lambda: _dense(1, 784, 128),
     "dense 128x1024x1024": lambda: _dense(128, 1024, 1024),
     "dense 1024x1024x1024": lambda: _dense(1024, 1024, 1024),
+    # a transformer block's feed-forward layers, the weight passed on every call
+    "dense 128x768x3072": lambda: _dense(128, 768, 3072),
+    "matmul 128x3072x768": lambda: _matmul(128, 3072, 768),
     "conv2d 3x3 56x56 64->64": lambda: _conv(64, 64, 56, 3),
     "conv2d 1x1 56x56 64->256": lambda: _conv(64, 256, 56, 1),
     # Reductions and normalizations at the shapes of a transformer block and of the

@@ -1,8 +1,9 @@
 """Packing the vector operand into panels: a transposed source (``B[j, k]``) is gathered
 along the vector axis when a panel's rows are short, scattered from its rows when long;
 a contiguous source (``B[k, j]``) with rows shorter than PACK_MIN_ROW_BYTES is read in
-place. A batched transposed operand with short rows, and a transposed weight with enough
-column tiles, are packed a panel per parallel task."""
+place. A batched transposed operand with short rows, a transposed weight, and a
+contiguous weight that few row tiles read are packed a panel per parallel task (given
+enough column tiles)."""
 import re
 
 import numpy as np
@@ -10,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from mlcbench import te, topi
 from mlcbench.dlight.cpu.packing import GATHER_SPAN_BYTES, PACK_MIN_ROW_BYTES, \
-    TRANSPOSE_RUN
+    TASK_MAX_ROW_TILES, TRANSPOSE_RUN
 from mlcbench.target import Target
 
 AVX512 = Target("llvm -mcpu=znver4")
@@ -157,6 +158,42 @@ def test_a_weight_with_long_rows_is_packed_in_each_task_too(default_schedule):
     text = default_schedule(_dense(128, 4096, 1024), AVX512).script()
     (body,) = _parallel_bodies(text)
     assert body.index('T.block("w_global")') < body.index("_update"), text
+
+
+def _matmul(m, k, n):
+    x, w = te.placeholder((m, k), name="x"), te.placeholder((k, n), name="w")
+    return te.create_prim_func([x, w, topi.nn.matmul(x, w)])
+
+
+def test_a_contiguous_weight_read_by_few_row_tiles_is_packed_in_each_task(default_schedule):
+    """``B[k, j]`` with 4 KB rows, 16 row tiles: each task copies its panel a vector of
+    32 columns at a time, then runs its row tiles."""
+    text = default_schedule(_matmul(128, 512, 1024), AVX512).script()
+    (body,) = _parallel_bodies(text)
+    assert re.search(r"for \w+ in range\(512\):\s*for \w+ in T\.vectorized\(32\):\s*"
+                     r'with T\.block\("w_global"\)', body), text
+    assert body.index('T.block("w_global")') < body.index("for i_0 in range(16):"), text
+    assert "w_global[v1 // 32, v0, v1 % 32] = w[v0, v1]" in body, text
+
+
+def test_a_contiguous_weight_read_by_many_row_tiles_keeps_its_packing_at_the_head(
+        default_schedule):
+    rows = 8 * (TASK_MAX_ROW_TILES + 1)
+    text = default_schedule(_matmul(rows, 512, 1024), AVX512).script()
+    first, *rest = _parallel_bodies(text)
+    assert 'T.block("w_global")' in first and "_update" not in first, text
+
+
+@settings(max_examples=5, deadline=None)
+@given(m=st.integers(32, 200), n=st.sampled_from([1024, 1056]), k=st.sampled_from([1, 7, 64]))
+def test_contiguous_weights_packed_in_tasks_match_numpy(m, n, k, run_te, default_schedule):
+    rng = np.random.default_rng(m * 1000 + n + k)
+    xv, wv = rng.standard_normal((m, k), "float32"), rng.standard_normal((k, n), "float32")
+    x, w = te.placeholder(xv.shape, name="x"), te.placeholder(wv.shape, name="w")
+    got = run_te([x, w], topi.nn.matmul(x, w), [xv, wv])
+    np.testing.assert_allclose(got, xv @ wv, rtol=1e-4, atol=1e-3)
+    text = default_schedule(_matmul(m, k, n), AVX512).script()
+    assert len(re.findall(r"^    for ", text, re.M)) == 1, text
 
 
 @settings(max_examples=10, deadline=None)

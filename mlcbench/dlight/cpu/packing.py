@@ -36,6 +36,11 @@ GATHER_SPAN_BYTES = 128 << 10
 # (128x512 @ 512x512) the two ran the same.
 PACK_MIN_ROW_BYTES = 4096
 IN_PLACE_MAX_BYTES = 1 << 20
+# A weight B[k, j] (contiguous along the vector axis) is packed in the tasks when at most
+# this many row tiles read each panel; more amortize the pass at the head, whose groups
+# of panels stay in L2 across all row tiles. On a 2-core Zen 4, head -> tasks, ms: 128 x
+# 1024 x 1024 1.50-1.80 -> 1.33, 512 x 1024 x 1024 5.39 -> 4.99, 1024^3 9.7-10.3 -> 9.8.
+TASK_MAX_ROW_TILES = 64
 
 
 def vector_operand(col_iv, loads):
@@ -88,11 +93,11 @@ def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int,
     return sch
 
 
-def pack_in_tasks(sch, info, loads, tiles, find_block):
-    """A copy of ``sch`` whose transposed vector operand is packed inside the parallel
-    loop, one panel where that panel's row tiles are computed, or None where the operand
-    is not such. A batched operand (attention's k in q @ k^T) whose panel spans at most
-    ``GATHER_SPAN_BYTES`` gathers each panel row along the vector axis::
+def pack_in_tasks(sch, info, loads, tiles, find_block, min_row_tiles: int):
+    """A copy of ``sch`` whose vector operand is packed inside the parallel loop, one
+    panel where that panel's row tiles are computed, or None where the operand is not
+    packed so. A batched, transposed operand (attention's k in q @ k^T) whose panel
+    spans at most ``GATHER_SPAN_BYTES`` gathers each panel row along the vector axis::
 
         for b_j_0_fused in T.parallel(48):                 # batch x column tiles
             for k, j in T.grid(64, T.vectorized(32)):      # one 8 KB panel, gathered
@@ -100,9 +105,9 @@ def pack_in_tasks(sch, info, loads, tiles, find_block):
             for i_0 in range(16):                          # every row tile reads it from L1
                 ...
 
-    A weight ``W[j, k]`` (no batch axis indexes it), however long its rows, is copied
-    in blocks of ``TRANSPOSE_RUN`` x ``TRANSPOSE_RUN``, each read a row at a time and
-    stored a column at a time::
+    A transposed weight ``W[j, k]`` (no batch axis indexes it), however long its rows,
+    is copied in blocks of ``TRANSPOSE_RUN`` x ``TRANSPOSE_RUN``, each read a row at a
+    time and stored a column at a time (``_transpose_in_registers``)::
 
         for j_0_0 in T.parallel(16):                       # groups of column tiles
             for j_0_1 in range(2):
@@ -111,40 +116,51 @@ def pack_in_tasks(sch, info, loads, tiles, find_block):
                         w_local[.., r, c] = w[.., j_0 * 8 + r, k_0 * 8 + c]
                     for c, r in T.grid(T.unroll(8), T.vectorized(8)):     # 8 panel rows
                         w_global[.., k_0 * 8 + c, j_0 * 8 + r] = w_local[.., r, c]
-                for i_0 in range(16):                      # every row tile reads it from L2
+                for i_0 in range(16):                      # every row tile reads it
                     ...
 
-    The copy then lands in L2 and is read from there, where a pass over the whole weight
-    at the head of the kernel wrote it to memory and read it back. A constant weight
-    loses nothing: PrepackWeights hoists the copy out of the tasks and runs it once at
-    build time (``relax.transform.split_weight_packing``). ``find_block(sch)`` finds the
-    product's ``(info, loads)`` again. On a 2-core Zen 4, weight argument, ms (the
-    packing at the head -> in the tasks; onnxruntime's Gemm in the same run):
+    A weight ``B[k, j]`` that the head of the kernel would pack (``pack_vector_operand``
+    with ``min_row_tiles``) is copied a vector of a panel row at a time, where at most
+    ``TASK_MAX_ROW_TILES`` row tiles read each panel.
+
+    Each panel is filled by the task that reads it and stays in its cache, where a pass
+    over the whole weight at the head of the kernel wrote it to memory and read it back.
+    A constant weight loses nothing: PrepackWeights hoists the copy out of the tasks and
+    runs it once at build time (``relax.transform.split_weight_packing``).
+    ``find_block(sch)`` finds the product's ``(info, loads)`` again. There must be
+    enough column tiles for the tasks: where the row tiles join the parallel loop, a
+    panel per task would be copied once per row tile.
+
+    On a 2-core Zen 4, weight argument, ms (the packing at the head -> in the tasks;
+    onnxruntime's Gemm or MatMul in the same run):
 
     ======================  ===========  ===========
-    dense m x k x n         ours         onnxruntime
+    x @ w^T, m x k x n      ours         onnxruntime
     ======================  ===========  ===========
     32 x 1024 x 1024        1.19 -> 0.51        0.43
     128 x 768 x 768         1.06 -> 0.78        0.74
     128 x 1024 x 1024       2.17 -> 1.41        1.46
     128 x 768 x 3072        3.69 -> 3.15        2.89
     128 x 3072 x 768        3.27 -> 3.12        3.20
+    128 x 4096 x 1024       6.31 -> 5.82        5.94
+    64 x 4096 x 4096        34.6 -> 13.9        13.6
+    128 x 8192 x 1024       24.5 -> 12.2        12.2
     1024 x 1024 x 1024      10.4 -> 9.84        11.0
+    x @ w, m x k x n
+    128 x 1024 x 1024       1.50 -> 1.33        1.51
+    128 x 768 x 3072        3.80 -> 3.09        3.17
+    128 x 3072 x 768        4.21 -> 3.25        3.59
+    64 x 4096 x 4096        40.7 -> 16.2        15.2
+    512 x 1024 x 1024       5.39 -> 4.99        5.91
     ======================  ===========  ===========
 
-    Panels past L2 still gain, as each is read from L3 by its own task where the pass
-    at the head wrote the whole weight out and read it back (with the blocks
-    transposed in registers): 128 x 4096 x 1024 (512 KB panels) 6.31 -> 5.82 ms,
-    onnxruntime 5.94; 64 x 4096 x 4096 34.6 -> 13.9, onnxruntime 13.6; 128 x 8192 x
-    1024 (1 MB) 24.5 -> 12.2, onnxruntime 12.2; 256 x 16384 x 512 (2 MB) 34.5 -> 21.9,
-    onnxruntime 24.4.
-
-    (each block read column by column there; see ``_transpose_in_registers``)
-
-    and q @ k^T (12 x 128 x 128 x 64) ran 130 us instead of 135. Gathering a weight's
-    panel rows along the vector axis instead reads 32 rows whose equal, page-sized
-    strides fall into one set of the L1 cache: 128 x 1024 x 1024 took 2.07 ms."""
-    row_iv, col_iv, _, cols = tiles
+    (the panels' blocks read column by column in the tasks; transposed in registers,
+    128 x 1024 x 1024 took 1.46 ms in a run where it took 1.56 so). Panels past L2
+    (1 MB at k = 8192) still gain: each is read from L3 by its own task. q @ k^T (12 x
+    128 x 128 x 64) ran 130 us instead of 135. Gathering a weight's panel rows along
+    the vector axis reads 32 rows whose equal, page-sized strides fall into one set of
+    the L1 cache: 128 x 1024 x 1024 took 2.07 ms."""
+    row_iv, col_iv, rows, cols = tiles
     found = vector_operand(col_iv, loads)
     if found is None:
         return None
@@ -153,20 +169,29 @@ def pack_in_tasks(sch, info, loads, tiles, find_block):
     # (``find_block`` has already checked that the product has one reduce iterator.)
     others = {iv.var for iv in info.block.iter_vars if iv.iter_type.name == "DATA_PAR"} \
         - {row_iv.var, col_iv.var}
+    (k,) = [iv.var for iv in info.block.iter_vars if iv.iter_type.name != "DATA_PAR"]
     shape = [int(d.value) if hasattr(d, "value") else 0 for d in load.buffer.shape]
-    if dim == len(load.indices) - 1 or not all(shape) or shape[dim] % cols:
+    if not all(shape) or shape[dim] % cols:
         return None
     batched = bool(others & iter_vars_of(load))
-    if batched and cols * shape[-1] * load.buffer.dtype.bits // 8 > GATHER_SPAN_BYTES:
+    if dim == len(load.indices) - 1:        # B[k, j]: where the head would pack it
+        row_tiles = -(-int(row_iv.dom.extent.value) // rows)
+        if batched or not min_row_tiles <= row_tiles <= TASK_MAX_ROW_TILES \
+                or _read_in_place(load.buffer, dim):
+            return None
+    elif batched and cols * shape[-1] * load.buffer.dtype.bits // 8 > GATHER_SPAN_BYTES:
         return None
     try:
-        return _pack_in_tasks(sch.copy(), info, load, dim, tiles, find_block,
-                              blocks=not batched)
+        return _pack_in_tasks(sch.copy(), info, load, (dim, list(load.indices).index(k)),
+                              tiles, find_block, blocks=not batched)
     except ScheduleError:       # a nest the steps do not fit: the panels at the head
         return None
 
 
-def _pack_in_tasks(trial, info, load, dim, tiles, find_block, blocks: bool):
+def _pack_in_tasks(trial, info, load, dims, tiles, find_block, blocks: bool):
+    """:func:`pack_in_tasks`'s steps; ``dims``: the operand's dimensions of ``j`` and
+    ``k``."""
+    dim, k_dim = dims
     copy = trial.cache_read(info.rv, [r.buffer for r in info.block.reads].index(load.buffer),
                             "global")
     copy_name = trial.get(copy).name_hint
@@ -184,8 +209,8 @@ def _pack_in_tasks(trial, info, load, dim, tiles, find_block, blocks: bool):
     trial.compute_at(copy, loops[k_at - 2])
     trial.transform_layout(copy, ("write", 0), panel_index_map(dim, tiles[3]))
     filler = _info_named(trial, copy_name)
-    # The copy's iterators follow the operand's dimensions: j at ``dim``, k last.
-    j_var, k_var = (filler.block.iter_vars[d].var for d in (dim, len(load.indices) - 1))
+    # The copy's iterators follow the operand's dimensions.
+    j_var, k_var = (filler.block.iter_vars[d].var for d in (dim, k_dim))
     inner = trial.get_loops(filler.rv)[k_at - 1:]
     j, k = (next((lp for lp in inner if trial.get(lp).loop_var
                   in _bound_loop_vars(filler, {var})), None) for var in (j_var, k_var))
@@ -193,7 +218,7 @@ def _pack_in_tasks(trial, info, load, dim, tiles, find_block, blocks: bool):
         return None
     if k is None:           # a reduction of one has no loop of its own
         trial.vectorize(j)
-    elif blocks:
+    elif blocks and dim != len(load.indices) - 1:
         k0, k1 = trial.split(k, [None, TRANSPOSE_RUN])
         j0, j1 = trial.split(j, [None, TRANSPOSE_RUN])
         trial.reorder(k0, j0, k1, j1)
