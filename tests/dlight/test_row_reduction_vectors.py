@@ -83,6 +83,21 @@ def test_softmax_exp_runs_several_registers_wide(default_schedule, op, output):
         assert f'T_softmax_{stage}_rf_rf = T.alloc_buffer((128, 5, 8), scope="local")' in text
 
 
+@pytest.mark.parametrize("op", [topi.nn.softmax, topi.nn.log_softmax])
+def test_an_exp_over_rows_no_register_divides_runs_whole_registers(default_schedule, op):
+    """1000 floats on AVX-512's 16 lanes: the exp runs two whole registers at a time,
+    its last 8 floats under a predicate (a scalar tail), where 8-lane halves would
+    divide the row; the max and sum keep 8-lane vectors, which divide it."""
+    x = te.placeholder((128, 1000), name="x")
+    text = default_schedule(te.create_prim_func([x, op(x)]), Target("llvm -mcpu=znver4")).script()
+    exp_block = text.split('T.block("T_softmax_exp")')
+    exp_loop = exp_block[0].rsplit("\n", 2)[-2]
+    assert "T.vectorized(32)" in exp_loop, text
+    assert re.search(r"T\.where\(\w+ \* 32 \+ \w+ < 1000\)", exp_block[1].split("T_softmax_exp[")[0]), text
+    for stage in ("maxelem", "expsum"):
+        assert f'T_softmax_{stage}_rf_rf = T.alloc_buffer((128, 5, 8), scope="local")' in text
+
+
 def test_exp_inside_a_sum_walks_one_accumulator(default_schedule):
     """A sum whose own body is an exp (as long as the wait for the previous add) keeps
     one accumulator vector: more would only spill the exp's constants."""
