@@ -1,9 +1,9 @@
 """Packing the vector operand into panels: a transposed source (``B[j, k]``) is gathered
 along the vector axis when a panel's rows are short, scattered from its rows when long;
 a contiguous source (``B[k, j]``) with rows shorter than PACK_MIN_ROW_BYTES is read in
-place. A batched transposed operand with short rows, a transposed weight, and a
-contiguous weight that few row tiles read are packed a panel per parallel task (given
-enough column tiles)."""
+place. A transposed operand (gathered where a batched one has short rows, else in 8 x 8
+blocks) and a contiguous weight that few row tiles read are packed a panel per parallel
+task (given enough column tiles)."""
 import re
 
 import numpy as np
@@ -212,20 +212,25 @@ def test_weights_packed_in_tasks_match_numpy(m, n, k, run_te, default_schedule):
     assert len(re.findall(r"^    for ", text, re.M)) == 1, text
 
 
-def test_long_batched_rows_keep_their_packing_at_the_head(default_schedule):
-    """A panel of 32 rows of 2048 floats spans 256 KB, past GATHER_SPAN_BYTES."""
-    assert 32 * 2048 * 4 > GATHER_SPAN_BYTES
+def test_long_batched_rows_are_packed_in_each_task_in_square_blocks(default_schedule):
+    """Rows of 2048 floats (8 KB): a panel of 32 of them spans 256 KB, past
+    GATHER_SPAN_BYTES, and gathering 32 rows a page or more apart would fall into one
+    L1 set; each task copies its panel in 8 x 8 blocks through ``b_local``."""
+    assert 32 * 2048 * 4 > GATHER_SPAN_BYTES and 2048 * 4 >= PACK_MIN_ROW_BYTES
     text = default_schedule(_batched_nt(8, 64, 128, 2048), AVX512).script()
-    first, *rest = _parallel_bodies(text)
-    assert 'T.block("b_global")' in first and "_update" not in first, text
+    (body,) = _parallel_bodies(text)
+    assert body.index('T.block("b_local")') < body.index('T.block("b_global")') \
+        < body.index("_update"), text
+    assert f"T.unroll({TRANSPOSE_RUN})" in body.split('T.block("b_global")')[0], text
 
 
 @settings(max_examples=10, deadline=None)
 @given(batch=st.integers(4, 12), m=st.integers(8, 130), n=st.sampled_from([64, 96, 128, 160]),
-       k=st.sampled_from([1, 8, 64, 100]))
+       k=st.sampled_from([1, 8, 64, 100, 1030]))
 def test_products_packed_in_tasks_match_numpy(batch, m, n, k, run_te, default_schedule):
     """Shapes that put the packing in the tasks on a 16-lane target (and the host's
-    target for the numbers), with partial row tiles."""
+    target for the numbers), with partial row tiles; rows of 1030 floats are copied in
+    8 x 8 blocks, the last one partial."""
     _check_product(run_te, batch, m, n, k, transpose_b=True)
     text = default_schedule(_batched_nt(batch, m, n, k), AVX512).script()
     if batch * n // 32 >= 16:      # heads x column tiles enough for the threads

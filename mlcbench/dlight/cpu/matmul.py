@@ -11,10 +11,10 @@ constant ``B`` is packed once at build time (``PrepackWeights``). AlexNet's 9216
 4096 layer on one row, one thread: 118 ms unpacked, 40 ms packed with the wide tile of
 ``widen_few_rows``, onnxruntime 35-43 ms in the same run (2-core Zen, busy machine).
 Matrix-vector products on ``W[j, k]`` (both operands contiguous along ``k``) skip
-packing and take the ``gemv`` schedule instead. A transposed weight, a batched
-transposed operand with short rows, and a weight ``B[k, j]`` read by few row tiles are
-packed inside the parallel loop, a panel where its row tiles run (``pack_in_tasks``);
-others in a pass of their own at the head of the kernel.
+packing and take the ``gemv`` schedule instead. A transposed operand, and a weight
+``B[k, j]`` read by few row tiles, are packed inside the parallel loop, a panel where
+its row tiles run (``pack_in_tasks``); others in a pass of their own at the head of the
+kernel.
 """
 from __future__ import annotations
 

@@ -96,8 +96,9 @@ def pack_vector_operand(sch, info, loads, tiles, min_row_tiles: int,
 def pack_in_tasks(sch, info, loads, tiles, find_block, min_row_tiles: int):
     """A copy of ``sch`` whose vector operand is packed inside the parallel loop, one
     panel where that panel's row tiles are computed, or None where the operand is not
-    packed so. A batched, transposed operand (attention's k in q @ k^T) whose panel
-    spans at most ``GATHER_SPAN_BYTES`` gathers each panel row along the vector axis::
+    packed so. A batched, transposed operand (attention's k in q @ k^T) whose rows are
+    shorter than ``PACK_MIN_ROW_BYTES`` and whose panel spans at most
+    ``GATHER_SPAN_BYTES`` gathers each panel row along the vector axis::
 
         for b_j_0_fused in T.parallel(48):                 # batch x column tiles
             for k, j in T.grid(64, T.vectorized(32)):      # one 8 KB panel, gathered
@@ -106,8 +107,9 @@ def pack_in_tasks(sch, info, loads, tiles, find_block, min_row_tiles: int):
                 ...
 
     A transposed weight ``W[j, k]`` (no batch axis indexes it), however long its rows,
-    is copied in blocks of ``TRANSPOSE_RUN`` x ``TRANSPOSE_RUN``, each read a row at a
-    time and stored a column at a time (``_transpose_in_registers``)::
+    and a batched operand with longer rows, are copied in blocks of ``TRANSPOSE_RUN`` x
+    ``TRANSPOSE_RUN``, each read a row at a time and stored a column at a time
+    (``_transpose_in_registers``)::
 
         for j_0_0 in T.parallel(16):                       # groups of column tiles
             for j_0_1 in range(2):
@@ -154,6 +156,11 @@ def pack_in_tasks(sch, info, loads, tiles, find_block, min_row_tiles: int):
     512 x 1024 x 1024       5.39 -> 4.99        5.91
     ======================  ===========  ===========
 
+    and batch_matmul with a transposed operand, batch x m x n x k, the packing at the
+    head or gathered in the tasks -> blocks in the tasks: 8 x 64 x 128 x 2048 2.35 ->
+    1.79 ms, 4 x 128 x 512 x 1024 (4 KB rows, gathered) 4.24 -> 2.97, numpy 2.96 and
+    4.10. Rows of 2 KB still gather faster (8 x 128 x 256 x 512: 1.70 against 1.94).
+
     (the panels' blocks read column by column in the tasks; transposed in registers,
     128 x 1024 x 1024 took 1.46 ms in a run where it took 1.56 so). Panels past L2
     (1 MB at k = 8192) still gain: each is read from L3 by its own task. q @ k^T (12 x
@@ -179,11 +186,12 @@ def pack_in_tasks(sch, info, loads, tiles, find_block, min_row_tiles: int):
         if batched or not min_row_tiles <= row_tiles <= TASK_MAX_ROW_TILES \
                 or _read_in_place(load.buffer, dim):
             return None
-    elif batched and cols * shape[-1] * load.buffer.dtype.bits // 8 > GATHER_SPAN_BYTES:
-        return None
+    row = shape[-1] * load.buffer.dtype.bits // 8
+    # Gathered along the vector axis: a batched operand's short rows (attention's k).
+    gather = batched and row < PACK_MIN_ROW_BYTES and cols * row <= GATHER_SPAN_BYTES
     try:
         return _pack_in_tasks(sch.copy(), info, load, (dim, list(load.indices).index(k)),
-                              tiles, find_block, blocks=not batched)
+                              tiles, find_block, blocks=not gather)
     except ScheduleError:       # a nest the steps do not fit: the panels at the head
         return None
 
