@@ -39,6 +39,14 @@ def _matmul(m, k, n):
     return [x, w], topi.nn.matmul(x, w), arrays, lambda a, b: a @ b, ("MatMul", {})
 
 
+def _batch_matmul_nt(batch, m, n, k):
+    x = te.placeholder((batch, m, k), name="x")
+    w = te.placeholder((batch, n, k), name="w")
+    arrays = [_rand(batch, m, k), _rand(batch, n, k)]
+    return ([x, w], topi.nn.batch_matmul(x, w, transpose_b=True), arrays,
+            lambda a, b: a @ b.transpose(0, 2, 1), ("Einsum", {"equation": "bmk,bnk->bmn"}))
+
+
 def _conv(c_in, c_out, size, kernel):
     pad = kernel // 2
     x = te.placeholder((1, c_in, size, size), name="x")
@@ -134,6 +142,9 @@ WORKLOADS = {
     # a transformer block's feed-forward layers, the weight passed on every call
     "dense 128x768x3072": lambda: _dense(128, 768, 3072),
     "matmul 128x3072x768": lambda: _matmul(128, 3072, 768),
+    "dense 64x4096x4096": lambda: _dense(64, 4096, 4096),
+    # the second operand transposed, with rows of 8 KB
+    "batch_matmul 8x64x128x2048 nt": lambda: _batch_matmul_nt(8, 64, 128, 2048),
     "conv2d 3x3 56x56 64->64": lambda: _conv(64, 64, 56, 3),
     "conv2d 1x1 56x56 64->256": lambda: _conv(64, 256, 56, 1),
     # Reductions and normalizations at the shapes of a transformer block and of the
