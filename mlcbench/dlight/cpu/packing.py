@@ -140,7 +140,7 @@ def pack_in_tasks(sch, info, loads, tiles, find_block, min_row_tiles: int):
     x @ w^T, m x k x n      ours         onnxruntime
     ======================  ===========  ===========
     32 x 1024 x 1024        1.19 -> 0.51        0.43
-    128 x 768 x 768         1.06 -> 0.78        0.74
+    128 x 768 x 768         1.06 -> 0.70        0.72
     128 x 1024 x 1024       2.17 -> 1.41        1.46
     128 x 768 x 3072        3.69 -> 3.15        2.89
     128 x 3072 x 768        3.27 -> 3.12        3.20
@@ -161,12 +161,10 @@ def pack_in_tasks(sch, info, loads, tiles, find_block, min_row_tiles: int):
     1.79 ms, 4 x 128 x 512 x 1024 (4 KB rows, gathered) 4.24 -> 2.97, numpy 2.96 and
     4.10. Rows of 2 KB still gather faster (8 x 128 x 256 x 512: 1.70 against 1.94).
 
-    (the panels' blocks read column by column in the tasks; transposed in registers,
-    128 x 1024 x 1024 took 1.46 ms in a run where it took 1.56 so). Panels past L2
-    (1 MB at k = 8192) still gain: each is read from L3 by its own task. q @ k^T (12 x
-    128 x 128 x 64) ran 130 us instead of 135. Gathering a weight's panel rows along
-    the vector axis reads 32 rows whose equal, page-sized strides fall into one set of
-    the L1 cache: 128 x 1024 x 1024 took 2.07 ms."""
+    Panels past L2 (1 MB at k = 8192) still gain: each is read from L3 by its own
+    task. q @ k^T (12 x 128 x 128 x 64) ran 130 us instead of 135. Gathering a weight's
+    panel rows along the vector axis reads 32 rows whose equal, page-sized strides fall
+    into one set of the L1 cache: 128 x 1024 x 1024 took 2.07 ms."""
     row_iv, col_iv, rows, cols = tiles
     found = vector_operand(col_iv, loads)
     if found is None:
@@ -187,18 +185,20 @@ def pack_in_tasks(sch, info, loads, tiles, find_block, min_row_tiles: int):
                 or _read_in_place(load.buffer, dim):
             return None
     row = shape[-1] * load.buffer.dtype.bits // 8
-    # Gathered along the vector axis: a batched operand's short rows (attention's k).
+    # A batched operand's short rows (attention's k) are gathered along the vector axis.
+    transposed = dim != len(load.indices) - 1
     gather = batched and row < PACK_MIN_ROW_BYTES and cols * row <= GATHER_SPAN_BYTES
     try:
         return _pack_in_tasks(sch.copy(), info, load, (dim, list(load.indices).index(k)),
-                              tiles, find_block, blocks=not gather)
+                              tiles, find_block, blocks=transposed and not gather)
     except ScheduleError:       # a nest the steps do not fit: the panels at the head
         return None
 
 
 def _pack_in_tasks(trial, info, load, dims, tiles, find_block, blocks: bool):
     """:func:`pack_in_tasks`'s steps; ``dims``: the operand's dimensions of ``j`` and
-    ``k``."""
+    ``k``; ``blocks``: copy a transposed operand in blocks transposed in registers, else
+    a vector of a panel row at a time."""
     dim, k_dim = dims
     copy = trial.cache_read(info.rv, [r.buffer for r in info.block.reads].index(load.buffer),
                             "global")
@@ -226,7 +226,7 @@ def _pack_in_tasks(trial, info, load, dims, tiles, find_block, blocks: bool):
         return None
     if k is None:           # a reduction of one has no loop of its own
         trial.vectorize(j)
-    elif blocks and dim != len(load.indices) - 1:
+    elif blocks:
         k0, k1 = trial.split(k, [None, TRANSPOSE_RUN])
         j0, j1 = trial.split(j, [None, TRANSPOSE_RUN])
         trial.reorder(k0, j0, k1, j1)

@@ -43,18 +43,23 @@ def test_split_packing_gives_a_packing_function_and_a_kernel_reading_the_panels(
     assert split_packing(pack, 0) is None          # nothing after the packing
 
 
-def test_packing_then_kernel_computes_what_the_original_kernel_computes():
-    func = _scheduled_dense(64, 32, 48)
-    pack, kernel = split_packing(func, 1)
-    rng = np.random.default_rng(0)
-    x, w = rng.standard_normal((64, 32), "float32"), rng.standard_normal((48, 32), "float32")
+def _check_pack_then_kernel(pack, kernel, m, k, n, seed):
+    """The packing then the kernel, built, compute ``x @ w.T`` for random ``x``, ``w``."""
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal((m, k), "float32"), rng.standard_normal((n, k), "float32")
     built = {name: tvm.build(tvm.IRModule({"main": f.with_attr("global_symbol", "main")}),
                              target=TARGET)["main"] for name, f in
              (("pack", pack), ("kernel", kernel))}
-    panels, out = np.zeros((3, 32, 16), "float32"), np.zeros((64, 48), "float32")
+    shape = [int(s.value) for s in pack.buffer_map[pack.params[1]].shape]
+    panels, out = np.zeros(shape, "float32"), np.zeros((m, n), "float32")
     built["pack"](w, panels)
     built["kernel"](x, panels, out)
     np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+def test_packing_then_kernel_computes_what_the_original_kernel_computes():
+    pack, kernel = split_packing(_scheduled_dense(64, 32, 48), 1)
+    _check_pack_then_kernel(pack, kernel, 64, 32, 48, seed=0)
 
 
 def _root_nests(func) -> list:
@@ -80,15 +85,7 @@ def test_a_panel_packed_in_each_task_leaves_with_the_loops_around_it():
     assert all(b.name_hint != "w_global" for b in _blocks(kernel))
     panels = pack.buffer_map[pack.params[1]]
     assert [int(s.value) for s in panels.shape] == [32, 70, 16]
-    rng = np.random.default_rng(4)
-    x, w = rng.standard_normal((64, 70), "float32"), rng.standard_normal((512, 70), "float32")
-    built = {name: tvm.build(tvm.IRModule({"main": f.with_attr("global_symbol", "main")}),
-                             target=TARGET)["main"] for name, f in
-             (("pack", pack), ("kernel", kernel))}
-    packed, out = np.zeros((32, 70, 16), "float32"), np.zeros((64, 512), "float32")
-    built["pack"](w, packed)
-    built["kernel"](x, packed, out)
-    np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
+    _check_pack_then_kernel(pack, kernel, 64, 70, 512, seed=4)
 
 
 @T.prim_func
