@@ -30,9 +30,9 @@ on its constant then and there.
 A parameter is split off only when the kernel reads it in exactly one loop nest, that
 nest writes one buffer the kernel allocates, and every call of the kernel passes a
 constant for it. The nest is either the first of the kernel's body or the first thing
-inside the loops of its first nest: a dense weight ``W[j, k]`` packed a panel per
-parallel task (dlight's ``pack_in_tasks``), whose copies the packing function runs
-within the same loops, ahead of the products.
+inside the loops of its first nest: a weight packed a panel per parallel task (dlight's
+``pack_in_tasks``), whose copies the packing function runs within the same loops, ahead
+of the products.
 """
 from __future__ import annotations
 
@@ -185,8 +185,9 @@ def split_packing(func: PrimFunc, param: int):
     (packed, scratch), packing, rest = found
     # A kernel that still reads the raw weight after packing cannot drop that
     # parameter, nor can one that writes the panels elsewhere take them ready.
-    if _reads_buffer(rest, source) or _writes_buffer(rest, packed) \
-            or any(_reads_buffer(rest, b) or _writes_buffer(rest, b) for b in scratch):
+    if _accesses(rest, source, "reads") or _accesses(rest, packed, "writes") \
+            or any(_accesses(rest, b, "reads") or _accesses(rest, b, "writes")
+                   for b in scratch):
         return None
     return (_pack_func(func, param, root, packing, packed, scratch),
             _kernel_func(func, param, root, rest, (packed, *scratch)))
@@ -276,17 +277,12 @@ def _packing_target(nest, source, allocated):
     return final[0], tuple(w for w in dict.fromkeys(written) if w is not final[0])
 
 
-def _reads_buffer(stmt, buffer) -> bool:
+def _accesses(stmt, buffer, kind: str) -> bool:
+    """Whether a block of ``stmt`` lists ``buffer`` among its ``kind`` ("reads" or
+    "writes")."""
     found = []
     post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) and any(
-        r.buffer is buffer for r in n.reads) else None)
-    return bool(found)
-
-
-def _writes_buffer(stmt, buffer) -> bool:
-    found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) and any(
-        w.buffer is buffer for w in n.writes) else None)
+        region.buffer is buffer for region in getattr(n, kind)) else None)
     return bool(found)
 
 
