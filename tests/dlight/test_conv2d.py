@@ -302,6 +302,44 @@ def test_depthwise_at_stride_one_keeps_the_register_tile(default_schedule, named
     assert re.search(r'T\.vectorized\(\d+\):\s*with T\.block\("\w+_update"\)', text), text
 
 
+def test_depthwise_pads_each_channel_in_its_task(default_schedule, named_target):
+    """Each task of a depthwise convolution pads its own channel's plane, into a buffer of
+    one plane (on the stack) that its taps then read: no pass over the whole input."""
+    x, w, y = _conv_nchw(272, 272, 14, 3, groups=272)
+    func = default_schedule(_func(x, w, y), named_target)
+    text = func.script()
+    assert re.search(r'for nn_ff_fused in T\.parallel\(272\):\s*'
+                     r'for ax0, ax1_0 in T\.grid\(16, 1\):\s*for ax1_1 in T\.vectorized\(16\):'
+                     r'\s*with T\.block\("pad_temp"\)', text), text
+    assert not re.search(r"\n    for ", text[text.index("pad_temp\")"):text.index('_init")')])
+    lowered = mlcbench.lower(func).script()
+    assert re.search(r'for nn_ff_fused in T\.parallel\(272\):\s*'
+                     r'pad_temp = T\.allocate\(\[256\], "float32"', lowered), lowered
+
+
+@pytest.mark.parametrize("c_in, c_out, groups", [(64, 64, 1), (16, 32, 16)])
+def test_a_padding_tasks_would_share_stays_a_pass(default_schedule, named_target, c_in, c_out,
+                                                  groups):
+    """A dense 3x3 convolution's rows each read three padded rows, and with a channel
+    multiplier of 2 two output channels read one plane: padded in the tasks, planes would
+    be padded more than once, so the padding stays a pass of its own before them."""
+    x, w, y = _conv_nchw(c_in, c_out, 28, 3, groups=groups)
+    text = default_schedule(_func(x, w, y), named_target).script()
+    pad, conv = text.index('T.block("pad_temp")'), text.index('_init")')
+    assert pad < conv, text
+    # A loop nest of its own: a new loop opens at the root between the two blocks.
+    assert re.search(r"\n    for ", text[pad:conv]), text
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_with_a_channel_multiplier_matches_numpy(stride, run_te, rng):
+    a = rng.standard_normal((1, 6, 13, 13)).astype("float32")
+    wt = rng.standard_normal((12, 1, 3, 3)).astype("float32")
+    x, w, y = _conv_nchw(6, 12, 13, 3, stride, groups=6)
+    expected = ref.conv2d_nchw_python(a, wt, stride, (1,) * 4, 1, 6)
+    np.testing.assert_allclose(run_te([x, w], y, [a, wt]), expected, rtol=1e-4, atol=1e-4)
+
+
 @settings(max_examples=10, deadline=None)
 @given(channels=st.integers(1, 12), size=st.integers(3, 16), kernel=st.sampled_from([1, 3, 5]),
        stride=st.integers(1, 3), pad=st.integers(0, 2))
