@@ -252,26 +252,26 @@ def test_trace_replays_from_the_unscheduled_function(c_out, size, kernel):
 
 @pytest.mark.parametrize("kernel, kept", [(1, []), (3, ["pad_temp"])])
 def test_a_window_is_kept_only_where_it_pads(default_schedule, kernel, kept):
-    """One group of a grouped convolution reads its channels through a slice: inlined,
-    the kernel reads the input at an offset (materialized, its copy loop divided per
-    element); a padding stage stays, so the kernel tests no bounds per tap."""
+    """A convolution by group reads its group's channels at an offset: a padding stage
+    stays, so the kernel tests no bounds per tap; without padding it reads the input."""
     x = te.placeholder((1, 16, 14, 14), name="x")
-    w = te.placeholder((8, 4, kernel, kernel), name="w")
-    y = topi.nn.group_slice_conv2d_nchw(x, w, 1, kernel // 2, 1, 4, 2)
+    w = te.placeholder((4, 8, 4, kernel, kernel), name="w")
+    y = topi.nn.group_conv2d_nchw_by_group(x, w, 1, kernel // 2, 1)
     text = default_schedule(_func(x, w, y)).script()
     allocated = re.findall(r"(\w+) = T\.alloc_buffer", text)
-    assert [b for b in allocated if b in ("group_slice", "pad_temp")] == kept, text
-    reads_at_offset = re.search(r"x\[v_\w+, v_rc \+ 8,", text) is not None
+    assert [b for b in allocated if b == "pad_temp"] == kept, text
+    reads_at_offset = re.search(r"x\[v_\w+, v_gg \* 4 \+ v_rc,", text) is not None
     assert reads_at_offset == (not kept), text
 
 
-def test_group_slice_matches_numpy(run_te, rng):
+def test_convolution_by_group_matches_numpy(run_te, rng):
     a = rng.standard_normal((1, 12, 9, 9)).astype("float32")
-    wt = rng.standard_normal((16, 4, 3, 3)).astype("float32")
-    x, w = te.placeholder(a.shape, name="x"), te.placeholder((8, 4, 3, 3), name="w")
-    y = topi.nn.group_slice_conv2d_nchw(x, w, 1, 1, 1, 3, 1)
-    expected = ref.conv2d_nchw_python(a[:, 4:8], wt[8:], 1, (1,) * 4)
-    np.testing.assert_allclose(run_te([x, w], y, [a, wt[8:]]), expected, rtol=1e-4, atol=1e-4)
+    wt = rng.standard_normal((12, 4, 3, 3)).astype("float32")
+    x, w = te.placeholder(a.shape, name="x"), te.placeholder((3, 4, 4, 3, 3), name="w")
+    y = topi.nn.group_conv2d_nchw_by_group(x, w, 1, 1, 1)
+    expected = ref.conv2d_nchw_python(a, wt, 1, (1,) * 4, 1, 3)
+    got = run_te([x, w], y, [a, wt.reshape(3, 4, 4, 3, 3)])
+    np.testing.assert_allclose(got.reshape(expected.shape), expected, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("channels, size, parallel", [(8, 14, False), (256, 56, True)])

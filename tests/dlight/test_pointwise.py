@@ -111,3 +111,38 @@ def test_matches_numpy(c_in, rows, tiles, pixels, epilogue):
         expected = np.maximum(expected, 0)
     got = _run_host(sch.mod["main"], arrays, expected.shape)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def _by_group(groups, in_per_group, per_group, height, width):
+    x = te.placeholder((1, groups * in_per_group, height, width), name="x")
+    w = te.placeholder((groups, per_group, in_per_group, 1, 1), name="w")
+    y = topi.nn.group_conv2d_nchw_by_group(x, w, 1, 0, 1)
+    return x, w, y, te.create_prim_func([x, w, y])
+
+
+def test_groups_join_the_parallel_tiles():
+    """ShuffleNet's 28x28 layer of 4 groups of 34 channels (padded to 40): the group is
+    one more outer axis, fused into the parallel loop before the channel and pixel
+    tiles, and each group reads its own input channels."""
+    *_, func = _by_group(4, 34, 40, 28, 28)
+    text = pixel_lanes(func, AVX512).mod["main"].script()
+    assert re.search(rf"for nn_gg_ff_0_yy_xx_0_fused in T\.parallel\("
+                     rf"{4 * 40 // CHANNEL_ROWS * 784 // 16}\):", text), text
+    assert re.search(r"x\[v_nn, v_gg \* 34 \+ v_rc, v_yy_xx // 28", text), text
+    assert pixel_lanes(_by_group(4, 34, 40, 14, 14)[-1], AVX512) is None
+
+
+@settings(max_examples=8, deadline=None)
+@given(groups=st.integers(2, 4), in_per_group=st.integers(2, 9), rows=st.sampled_from([4, 8]),
+       pixels=st.sampled_from([(4, 4), (2, 8), (3, 16)]))
+def test_groups_match_numpy(groups, in_per_group, rows, pixels):
+    x, w, y, func = _by_group(groups, in_per_group, rows, *pixels)
+    sch = pixel_lanes(func, AVX512)
+    assert sch is not None
+    rng = np.random.default_rng(groups * 100 + in_per_group)
+    a = rng.standard_normal([int(s) for s in x.shape]).astype("float32")
+    k = rng.standard_normal([int(s) for s in w.shape]).astype("float32")
+    expected = ref.conv2d_nchw_python(a, k.reshape(groups * rows, in_per_group, 1, 1), 1,
+                                      (0, 0, 0, 0), 1, groups)
+    got = _run_host(sch.mod["main"], [a, k], [int(s) for s in y.shape])
+    np.testing.assert_allclose(got.reshape(expected.shape), expected, rtol=1e-4, atol=1e-4)

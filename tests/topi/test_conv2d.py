@@ -96,47 +96,49 @@ def test_grouped_conv2d_refuses_channels_the_groups_do_not_split(layout, data_sh
 @given(groups=st.integers(2, 4), in_per_group=st.integers(1, 5), out_per_group=st.integers(1, 5),
        kernel=st.sampled_from([1, 3]), stride=st.integers(1, 2), padding=st.integers(0, 1),
        extra=st.integers(0, 3), data=st.data())
-def test_group_slices_joined_equal_the_grouped_convolution(groups, in_per_group, out_per_group,
-                                                          kernel, stride, padding, extra, data,
-                                                          run_te):
-    """One group at a time (each weight slice padded with ``extra`` zero rows), joined by
-    concat_group_outputs: the grouped convolution, for any group count and shape."""
+def test_groups_as_an_axis_then_ungrouped_equal_the_grouped_convolution(
+        groups, in_per_group, out_per_group, kernel, stride, padding, extra, data, run_te):
+    """Each group's weight padded with ``extra`` zero rows, the groups an output axis,
+    then ungroup_channels: the grouped convolution, for any group count and shape."""
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     a = rng.standard_normal((1, groups * in_per_group, 6, 6)).astype("float32")
     w = rng.standard_normal((groups * out_per_group, in_per_group, kernel, kernel)
                             ).astype("float32")
-    x = te.placeholder(a.shape, name="x")
-    parts, slices = [], []
-    for g in range(groups):
-        rows = w[g * out_per_group:(g + 1) * out_per_group]
-        parts.append(np.concatenate([rows, np.zeros((extra, *rows.shape[1:]), "float32")]))
-        slices.append(te.placeholder(parts[-1].shape, name=f"w{g}"))
-    outs = [topi.nn.group_slice_conv2d_nchw(x, kt, stride, padding, 1, groups, g)
-            for g, kt in enumerate(slices)]
-    y = topi.nn.concat_group_outputs(outs, out_per_group)
+    rows = w.reshape(groups, out_per_group, in_per_group, kernel, kernel)
+    padded = np.concatenate([rows, np.zeros((groups, extra, *rows.shape[2:]), "float32")], 1)
+    x, k = te.placeholder(a.shape, name="x"), te.placeholder(padded.shape, name="k")
+    grouped = topi.nn.group_conv2d_nchw_by_group(x, k, stride, padding, 1)
+    assert [int(d) for d in grouped.shape[:3]] == [1, groups, out_per_group + extra]
+    y = topi.nn.ungroup_channels(grouped, out_per_group)
     expected = ref.conv2d_nchw_python(a, w, stride, (padding,) * 4, 1, groups)
-    np.testing.assert_allclose(run_te([x, *slices], y, [a, *parts]), expected,
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(run_te([x, k], y, [a, padded]), expected, rtol=1e-4, atol=1e-4)
 
 
-def test_group_slice_reads_only_its_groups_channels():
-    x, w = te.placeholder((1, 6, 5, 5), name="x"), te.placeholder((4, 2, 1, 1), name="w")
-    y = topi.nn.group_slice_conv2d_nchw(x, w, 1, 0, 1, 3, 2)
-    assert [int(d) for d in y.shape] == [1, 4, 5, 5]
-    assert y.op.name == "conv2d_nchw"
+def test_a_group_reads_only_its_channels(run_te):
+    """Group 2 of 3 with a kernel that picks its second input channel: the output is
+    the input's channel 2 * 2 + 1."""
+    a = np.arange(6 * 25, dtype="float32").reshape(1, 6, 5, 5)
+    k = np.zeros((3, 1, 2, 1, 1), "float32")
+    k[2, 0, 1] = 1
+    x, w = te.placeholder(a.shape, name="x"), te.placeholder(k.shape, name="w")
+    y = topi.nn.group_conv2d_nchw_by_group(x, w, 1, 0, 1)
+    assert y.op.name == "group_conv2d_nchw"
+    got = run_te([x, w], y, [a, k])
+    np.testing.assert_array_equal(got[0, 2, 0], a[0, 5])
+    assert not got[0, :2].any()
 
 
-@pytest.mark.parametrize("group, weight, match", [
-    (3, (4, 2, 1, 1), r"group is in \[0, 3\), found 3"),
-    (0, (4, 3, 1, 1), "data has 6 channels, kernel expects 3 per group x 3 groups")])
-def test_group_slice_refusals(group, weight, match):
-    x = te.placeholder((1, 6, 5, 5), name="x")
+@pytest.mark.parametrize("data, kernel, match", [
+    ((1, 6, 5, 5), (3, 4, 3, 1, 1), "data has 6 channels, kernel expects 3 per group x 3 groups"),
+    ((1, 6, 5, 5), (12, 2, 1, 1), r"kernel \(groups, out, in, kh, kw\) \(5\)")])
+def test_grouped_convolution_refusals(data, kernel, match):
     with pytest.raises(IRError, match=match):
-        topi.nn.group_slice_conv2d_nchw(x, te.placeholder(weight, name="w"), 1, 0, 1, 3, group)
+        topi.nn.group_conv2d_nchw_by_group(te.placeholder(data, name="x"),
+                                           te.placeholder(kernel, name="w"), 1, 0, 1)
 
 
-def test_concat_group_outputs_refuses_a_group_with_too_few_channels():
-    parts = [te.placeholder((1, 4, 3, 3), name="a"), te.placeholder((1, 2, 3, 3), name="b")]
-    with pytest.raises(IRError, match=r"output 1 must be NCHW with at least 3 channels, "
-                                      r"found shape \[1, 2, 3, 3\]"):
-        topi.nn.concat_group_outputs(parts, 3)
+def test_ungroup_refuses_a_group_with_too_few_channels():
+    grouped = te.placeholder((1, 2, 2, 3, 3), name="g")
+    with pytest.raises(IRError, match=r"at least 3 channels per group, found shape "
+                                      r"\[1, 2, 2, 3, 3\]"):
+        topi.nn.ungroup_channels(grouped, 3)

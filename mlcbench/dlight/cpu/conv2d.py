@@ -37,6 +37,9 @@ For ResNet-50's ``conv2d_nchw(x[1, 64, 56, 56], w[64, 64, 3, 3])`` on an AVX2 ho
   ``benchmarks/panel_groups.py``; layers whose weights fit keep their nest).
 * Epilogue: injective consumers (bias, relu) are inlined into the accumulator's
   write-back; the padding and packing blocks are vectorized like elementwise ones.
+* Padding: computed inside each task where the tasks pad disjoint parts of the input
+  (a depthwise convolution's channel planes, see :func:`pad_in_tasks`), else in a pass
+  of its own before them.
 * Channel counts that are no multiple of a 16-lane vector (ShuffleNet's 136, SqueezeNet's
   1000) keep whole vectors: the last column tile runs past the end over zero-padded
   weight panels and only the write-back tests the bound (:mod:`.padding`); with half a

@@ -28,6 +28,11 @@ packed once (as a model runs it), in us: 28x28 128->512 with the residual add 63
 (1.07x -> 1.03x onnxruntime's time in the same run), ShuffleNet from 3.30 to 3.08 ms,
 DenseNet-121 from 33.9 to 33.2. Rows of pixels that the lanes do not divide (14x14 and
 7x7) keep the register tile: partial vectors ran slower.
+
+Axes before the output channel other than the batch (the group of
+``topi.nn.group_conv2d_nchw_by_group``, whose input channel is ``g * C + rc``) join the
+batch in the parallel loop; ShuffleNet's 28x28 layer of 4 groups of 34 channels took 43
+us this way against 77 with the register tile.
 """
 from __future__ import annotations
 
@@ -59,7 +64,7 @@ def pixel_lanes(func, target):
     found = _pointwise_nchw(sch)
     if found is None:
         return None
-    info, (n_iv, f_iv, y_iv, x_iv) = found
+    info, (*lead_ivs, f_iv, y_iv, x_iv) = found
     lanes = target.vector_lanes(float_bits(info))
     height, width = _extent(y_iv), _extent(x_iv)
     rows = _channel_rows(_extent(f_iv))
@@ -71,23 +76,26 @@ def pixel_lanes(func, target):
     def fused(*idx):
         return (*idx[:at], idx[at] * width + idx[at + 1], *idx[at + 2:])
 
+    def pixels(*idx):
+        return (*idx[:-2], idx[-2] * width + idx[-1])
+
     block = info.rv
     work = total_extent(sch, sch.get_loops(block)) or 0
     writeback = sch.cache_write(block, 0, "local")
-    sch.transform_layout(block, ("write", 0),
-                         lambda n, f, y, x: (n, f, y * width + x))
+    sch.transform_layout(block, ("write", 0), pixels)
     inline_injective_consumers(sch, writeback)
     sch.transform_block_layout(block, fused)
-    sch.transform_block_layout(writeback, lambda n, f, y, x: (n, f, y * width + x))
+    sch.transform_block_layout(writeback, pixels)
     # One loop per iterator, in the block's order with ``x`` merged into ``y``.
     loop_of = dict(zip([nm for nm in names if nm != x_iv.var.name], sch.get_loops(block)))
-    n, f, p = (loop_of[iv.var.name] for iv in (n_iv, f_iv, y_iv))
+    lead = [loop_of[iv.var.name] for iv in lead_ivs]
+    f, p = (loop_of[iv.var.name] for iv in (f_iv, y_iv))
     reduce = [loop_of[iv.var.name] for iv in info.block.iter_vars
               if iv.iter_type.name != "DATA_PAR"]
     f0, f1 = sch.split(f, [None, rows])
     p0, p1 = sch.split(p, [None, lanes])
-    sch.reorder(n, f0, p0, *reduce, f1, p1)
-    outer = sch.fuse(n, f0, p0)
+    sch.reorder(*lead, f0, p0, *reduce, f1, p1)
+    outer = sch.fuse(*lead, f0, p0)
     if work >= PARALLEL_MIN_MACS:
         sch.parallel(outer)
     sch.unroll(f1)
@@ -103,8 +111,9 @@ def pixel_lanes(func, target):
 
 
 def _pointwise_nchw(sch):
-    """``(info, (n, f, y, x))`` for the one reduction block when it is a 1x1 convolution
-    of stride 1 in NCHW reading the whole input rows (no padding, no crop), else None."""
+    """``(info, (*outer, f, y, x))`` for the one reduction block when it is a 1x1
+    convolution of stride 1 in NCHW reading the whole input rows (no padding, no crop),
+    else None; ``outer`` is the batch and any axis before the channel (a group)."""
     reductions = [i for i in block_infos(sch) if not i.is_injective]
     if len(reductions) != 1:
         return None
@@ -116,11 +125,11 @@ def _pointwise_nchw(sch):
         return None
     by_var = {iv.var: iv for iv in info.block.iter_vars}
     axes = [by_var.get(i) for i in info.store.indices]
-    if len(axes) != 4 or None in axes or len(set(map(id, axes))) != 4 \
+    if len(axes) < 4 or None in axes or len(set(map(id, axes))) != len(axes) \
             or any(iv.iter_type.name != "DATA_PAR" for iv in axes):
         return None
     names = [iv.var.name for iv in info.block.iter_vars]
-    y, x = axes[2], axes[3]
+    y, x = axes[-2], axes[-1]
     if names.index(x.var.name) != names.index(y.var.name) + 1:
         return None
     reduce = [iv for iv in info.block.iter_vars if iv.iter_type.name != "DATA_PAR"]

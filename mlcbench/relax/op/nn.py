@@ -125,7 +125,7 @@ def _conv2d_legalize(bb, call):
                           a.dilation, a.groups, "NHWC", "HWIO", a.out_dtype,
                           primfunc_name_hint="conv2d")
     if _split_by_group(call):
-        return _conv2d_per_group(bb, call)
+        return _conv2d_by_group(bb, call)
     tile_size = winograd_tile_size(call)
     if tile_size is not None:
         return bb.call_te(topi.nn.conv2d_winograd_nchw, call.args[0], call.args[1],
@@ -165,16 +165,20 @@ def _call_te_fused_as(bb, pattern: OpPatternKind, name: str, te_func, *args):
     return call_tir(gvar, Tuple(relax_args), out_sinfo)
 
 
-# A grouped convolution with at most this many groups (not a depthwise one) becomes one
-# convolution per group joined by a concat: each group is then an ordinary convolution
-# with output channels in the vector lanes, where in one grouped kernel a vector of
-# channels may straddle two groups and the schedule falls back to width vectors
-# (ShuffleNet's 1x1 layer of 272 channels in 4 groups: 3.7 ms as one kernel, 0.3 ms as
-# four on a 2-core Zen host).
+# A grouped convolution with at most this many groups (not a depthwise one) computes its
+# groups as an output axis, each group's channels padded to whole vectors, and a kernel
+# after it (into which FuseOps puts the elementwise consumers) joins the groups' real
+# channels (``topi.nn.group_conv2d_nchw_by_group``): each group is an ordinary
+# convolution with output channels in the vector lanes, where in one grouped kernel of
+# NCHW output a vector of channels may straddle two groups and the schedule falls back
+# to width vectors (ShuffleNet's 1x1 layer of 272 channels in 4 groups: 3.7 ms as one
+# such kernel, 0.3 ms by group on a 2-core Zen host). One kernel for all groups, rather
+# than one per group joined by a concat of four inputs, ran ShuffleNet from the onnx
+# wheel 3.01 -> 2.83 ms (2-core Zen 4, onnxruntime 2.94 in the same run).
 MAX_SPLIT_GROUPS = 8
 # A group's constant weight gets zero rows up to a multiple of this many output channels
-# (a vector of 8 floats), whose outputs the concat skips: with 34 channels the last
-# channel vector of the schedule is partial, and its predicated loop ran 30x slower
+# (a vector of 8 floats), whose outputs ungroup_channels skips: with 34 channels the
+# last channel vector of the schedule is partial, and its predicated loop ran 30x slower
 # than the padded group's 40 channels.
 GROUP_CHANNEL_MULTIPLE = 8
 
@@ -187,32 +191,30 @@ def _split_by_group(call) -> bool:
             and dims[1].value > 1)
 
 
-def _conv2d_per_group(bb, call):
-    """``concat([conv2d(data's group g, weight's group g) for g in groups], axis=1)``."""
+def _conv2d_by_group(bb, call):
+    """``ungroup_channels(group_conv2d_nchw_by_group(data, weight by group))``."""
     data, weight = call.args
     a = call.attrs
     per_group = weight.struct_info.dims[0].value // a.groups
-    outputs = []
-    for group in range(a.groups):
-        part = _group_weight(bb, weight, group, per_group)
-        out = bb.emit(bb.call_te(topi.nn.group_slice_conv2d_nchw, data, part, a.strides,
-                                 a.padding, a.dilation, a.groups, group, a.out_dtype,
-                                 primfunc_name_hint="conv2d"))
-        outputs.append(out)
-    return bb.call_te(topi.nn.concat_group_outputs, Tuple(outputs), per_group,
-                      primfunc_name_hint="concatenate")
+    grouped = bb.emit(bb.call_te(topi.nn.group_conv2d_nchw_by_group, data,
+                                 _weight_by_group(bb, weight, a.groups, per_group),
+                                 a.strides, a.padding, a.dilation, a.out_dtype,
+                                 primfunc_name_hint="group_conv2d"))
+    return bb.call_te(topi.nn.ungroup_channels, grouped, per_group,
+                      primfunc_name_hint="ungroup_channels")
 
 
-def _group_weight(bb, weight, group: int, per_group: int):
-    """Group ``group``'s rows of ``weight``; a constant's are padded with zero rows to a
-    multiple of ``GROUP_CHANNEL_MULTIPLE``."""
-    begin, end = group * per_group, (group + 1) * per_group
+def _weight_by_group(bb, weight, groups: int, per_group: int):
+    """``weight`` as (groups, per_group, in / groups, kh, kw); a constant's groups are
+    padded with zero rows to a multiple of ``GROUP_CHANNEL_MULTIPLE``."""
+    shape = [d.value for d in weight.struct_info.dims]
     if not isinstance(weight, Constant):
-        return bb.emit(bb.call_te(topi.strided_slice, weight, [begin], [end], None, [0],
-                                  primfunc_name_hint="strided_slice"))
-    rows = weight.data.numpy()[begin:end]
+        return bb.emit(bb.call_te(topi.reshape, weight, [groups, per_group, *shape[1:]],
+                                  primfunc_name_hint="reshape"))
+    rows = weight.data.numpy().reshape(groups, per_group, *shape[1:])
     missing = -per_group % GROUP_CHANNEL_MULTIPLE
-    return Constant(np.concatenate([rows, np.zeros((missing, *rows.shape[1:]), rows.dtype)]))
+    return Constant(np.concatenate(
+        [rows, np.zeros((groups, missing, *shape[1:]), rows.dtype)], axis=1))
 
 
 register_op("relax.nn.conv2d", _conv2d_infer, "out_ewise_fusable", _conv2d_legalize)

@@ -1,7 +1,7 @@
 """Neural-network operators written in TE: dense, convolution, pooling, softmax, norms."""
-from .conv2d import (concat_group_outputs, conv2d, conv2d_nchw, conv2d_nhwc,
-                     depthwise_conv2d_nchw, get_pad_tuple, group_conv2d_nchw,
-                     group_slice_conv2d_nchw)
+from .conv2d import (conv2d, conv2d_nchw, conv2d_nhwc, depthwise_conv2d_nchw,
+                     get_pad_tuple, group_conv2d_nchw, group_conv2d_nchw_by_group,
+                     ungroup_channels)
 from .conv2d_transpose import conv2d_transpose_nchw
 from .dense import batch_matmul, dense, matmul
 from .elemwise import gelu, leaky_relu, relu, sigmoid, silu, tanh

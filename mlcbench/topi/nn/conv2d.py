@@ -14,7 +14,6 @@ from ...ir.errors import IRError
 from ...te import reduce_axis, sum as te_sum
 from ...te.operation import compute
 from ...te.tensor import Tensor
-from ...tir.op import if_then_else
 from ..utils import const_int
 from .pad import pad
 
@@ -123,54 +122,58 @@ def group_conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation, g
         * kernel[ff, rc, ry, rx].astype(out_dtype), axis=[rc, ry, rx]), name=name, tag=name)
 
 
-def group_slice_conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation,
-                            groups: int, group: int, out_dtype=None) -> Tensor:
-    """The output channels of group ``group`` alone of a grouped NCHW convolution:
-    ``kernel`` is that group's (out_channels / groups, in_channels / groups, kh, kw) slice,
-    ``data`` the whole input, of which the group's channels are read (and padded)::
+def group_conv2d_nchw_by_group(data: Tensor, kernel: Tensor, stride, padding, dilation,
+                               out_dtype=None) -> Tensor:
+    """A grouped NCHW convolution with the group as an output axis: ``kernel`` is
+    (groups, out_channels / groups, in_channels / groups, kh, kw) and the output
+    (batch, groups, out_channels / groups, out_h, out_w)::
 
-        conv2d_nchw[nn, ff, yy, xx] += pad_temp[nn, rc, yy + ry, xx + rx] * kernel[ff, rc, ry, rx]
-        # pad_temp[nn, c, y, x] = data[nn, group * in_channels / groups + c, y - 1, x - 1]
+        group_conv2d_nchw[nn, gg, ff, yy, xx] +=
+            pad_temp[nn, gg * in_channels / groups + rc, yy + ry, xx + rx]
+            * kernel[gg, ff, rc, ry, rx]
 
     Within a group the output channel does not choose the input channel, so the
-    convolution is an ordinary one and gets the channel-vectorized schedule (in
-    ``group_conv2d_nchw`` a vector of output channels may straddle two groups)."""
+    schedules keep whole vectors of one group's channels (in ``group_conv2d_nchw`` a
+    vector may straddle two groups), and all groups run in one kernel. A group's kernel
+    may hold zero rows past its real channels (a multiple of a vector), which
+    :func:`ungroup_channels` skips."""
+    out_dtype = out_dtype or data.dtype
+    if data.ndim != 4 or kernel.ndim != 5:
+        raise IRError(f"group_conv2d_nchw_by_group: data is NCHW (4 dimensions) and kernel "
+                      f"(groups, out, in, kh, kw) (5), found {list(data.shape)} and "
+                      f"{list(kernel.shape)}")
     batch, in_c = data.shape[:2]
-    out_c, group_in_c, kh, kw = kernel.shape
-    _group_channel("group_slice_conv2d_nchw", in_c, group_in_c, out_c * groups, groups)
-    if not 0 <= group < groups:
-        raise IRError(f"group_slice_conv2d_nchw: group is in [0, {groups}), found {group}")
-    # The slice is a stage of its own so the convolution below sees a plain channel index.
-    first = group * group_in_c
-    shape = (batch, group_in_c, *data.shape[2:])
-    sliced = compute(shape, lambda n, c, y, x: data[n, first + c, y, x], name="group_slice")
-    return group_conv2d_nchw(sliced, kernel, stride, padding, dilation, 1, out_dtype,
-                             name="conv2d_nchw")
+    groups, per_group, group_in_c, kh, kw = kernel.shape
+    if const_int(in_c) is not None and const_int(in_c) != const_int(group_in_c) * const_int(groups):
+        raise IRError(f"group_conv2d_nchw_by_group: data has {in_c} channels, kernel expects "
+                      f"{group_in_c} per group x {groups} groups")
+    win = _window(data, kh, kw, stride, padding, dilation, "NCHW")
+    rc = reduce_axis((0, group_in_c), name="rc")
+    ry = reduce_axis((0, kh), name="ry")
+    rx = reduce_axis((0, kw), name="rx")
+    return compute((batch, groups, per_group, win.out_h, win.out_w),
+                   lambda nn, gg, ff, yy, xx: te_sum(
+                       win.temp[nn, gg * group_in_c + rc, win.row(yy, ry), win.col(xx, rx)]
+                       .astype(out_dtype) * kernel[gg, ff, rc, ry, rx].astype(out_dtype),
+                       axis=[rc, ry, rx]),
+                   name="group_conv2d_nchw", tag="group_conv2d_nchw")
 
 
-def concat_group_outputs(outputs, per_group: int) -> Tensor:
-    """The first ``per_group`` channels of each NCHW tensor of ``outputs``, joined along
-    channels: the output of a grouped convolution computed one group at a time, whose
-    groups may hold zero-padded channels past ``per_group``::
+def ungroup_channels(grouped: Tensor, per_group: int) -> Tensor:
+    """The first ``per_group`` channels of each group of ``grouped`` (batch, groups,
+    channels, h, w), as NCHW channels (the output of
+    :func:`group_conv2d_nchw_by_group`, whose groups may hold zero-padded channels)::
 
-        out[n, c, y, x] = outputs[c // per_group][n, c % per_group, y, x]
+        out[n, c, y, x] = grouped[n, c // per_group, c % per_group, y, x]
     """
-    outputs = list(outputs)
-    for n, part in enumerate(outputs):
-        if part.ndim != 4 or const_int(part.shape[1]) < per_group:
-            raise IRError(f"concat_group_outputs: output {n} must be NCHW with at least "
-                          f"{per_group} channels, found shape {list(part.shape)}")
-    batch, _, height, width = outputs[0].shape
-
-    def fcompute(nn, cc, yy, xx):
-        # Nested from the last group outwards, so the first test is on the first group.
-        value = outputs[-1][nn, cc - per_group * (len(outputs) - 1), yy, xx]
-        for group in range(len(outputs) - 2, -1, -1):
-            value = if_then_else(cc < per_group * (group + 1),
-                                 outputs[group][nn, cc - per_group * group, yy, xx], value)
-        return value
-    return compute((batch, per_group * len(outputs), height, width), fcompute,
-                   name="T_concat", tag="injective")
+    if grouped.ndim != 5 or const_int(grouped.shape[2]) < per_group:
+        raise IRError(f"ungroup_channels: expected (batch, groups, channels, h, w) with at "
+                      f"least {per_group} channels per group, found shape "
+                      f"{list(grouped.shape)}")
+    batch, groups, _, height, width = grouped.shape
+    return compute((batch, const_int(groups) * per_group, height, width),
+                   lambda nn, cc, yy, xx: grouped[nn, cc // per_group, cc % per_group, yy, xx],
+                   name="T_ungroup", tag="injective")
 
 
 def conv2d_nchw(data: Tensor, kernel: Tensor, stride, padding, dilation,

@@ -26,19 +26,30 @@ def _called(mod) -> list:
     return calls
 
 
-def test_each_group_is_a_convolution_of_its_own():
-    """Four groups of 34 channels: four convolutions, each with its constant slice padded
-    to 40 output channels, and one concat that skips the padding."""
-    weight = np.ones((136, 34, 1, 1), "float32")
-    calls = _called(relax.transform.LegalizeOps()(conv2d_module((1, 136, 7, 7), weight, 4)))
-    assert [name for name, _ in calls] == ["conv2d"] * 4 + ["concatenate"]
-    assert [shapes for _, shapes in calls[:4]] == [[(40, 34, 1, 1)]] * 4
+def test_groups_are_an_output_axis_of_one_convolution():
+    """Four groups of 34 channels: one convolution whose constant weight holds the groups
+    apart, each padded to 40 output channels, and one kernel that skips the padding."""
+    weight = np.arange(136 * 34, dtype="float32").reshape(136, 34, 1, 1)
+    mod = relax.transform.LegalizeOps()(conv2d_module((1, 136, 7, 7), weight, 4))
+    calls = _called(mod)
+    assert [name for name, _ in calls] == ["group_conv2d", "ungroup_channels"]
+    assert calls[0][1] == [(4, 40, 34, 1, 1)]
+    packed = next(c.data.numpy() for c in _constants(mod["main"]))
+    np.testing.assert_array_equal(packed[:, :34], weight.reshape(4, 34, 34, 1, 1))
+    assert not packed[:, 34:].any()
 
 
-def test_a_parameter_weight_is_sliced_not_padded():
+def _constants(func) -> list:
+    found = []
+    relax.analysis.post_order_visit(func, lambda e: found.append(e) if isinstance(
+        e, relax.Constant) and e.data.numpy().ndim == 5 else None)
+    return found
+
+
+def test_a_parameter_weight_is_reshaped_not_padded():
     mod = relax.transform.LegalizeOps()(conv2d_module((1, 8, 5, 5), (6, 4, 3, 3), 2, 1))
     names = [name for name, _ in _called(mod)]
-    assert names.count("strided_slice") == 2 and names.count("conv2d") == 2
+    assert names == ["reshape", "group_conv2d", "ungroup_channels"]
 
 
 @pytest.mark.parametrize("channels, groups, weight", [
