@@ -143,6 +143,9 @@ WORKLOADS = {
     "dense 128x768x3072": lambda: _dense(128, 768, 3072),
     "matmul 128x3072x768": lambda: _matmul(128, 3072, 768),
     "dense 64x4096x4096": lambda: _dense(64, 4096, 4096),
+    # a few rows (a batch of 8 or 16 tokens), the weight passed on every call
+    "dense 8x1024x1024": lambda: _dense(8, 1024, 1024),
+    "dense 16x4096x4096": lambda: _dense(16, 4096, 4096),
     # the second operand transposed, with rows of 8 KB
     "batch_matmul 8x64x128x2048 nt": lambda: _batch_matmul_nt(8, 64, 128, 2048),
     "conv2d 3x3 56x56 64->64": lambda: _conv(64, 64, 56, 3),

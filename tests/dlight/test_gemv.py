@@ -1,11 +1,15 @@
 """Matrix-vector products: dense on one or a few rows skips packing and sums vector
 partial results (rfactor) instead."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import mlcbench
 from mlcbench import te, topi
-from mlcbench.dlight.cpu.gemv import GEMV_MAX_ROWS
+from mlcbench.dlight.cpu import Matmul
+from mlcbench.dlight.cpu.gemv import CONSTANT_PARAMS, GEMV_MAX_ROWS, GEMV_TILED_MAX_ROWS
 from mlcbench.tir.functor import post_order_visit
 from mlcbench.tir.stmt import For, ForKind
 from mlcbench.target import Target
@@ -38,7 +42,7 @@ def test_large_gemv_runs_outputs_in_parallel(default_schedule):
 
 
 def test_many_rows_keep_the_packed_micro_kernel(default_schedule):
-    _, text = _dense_text(default_schedule, GEMV_MAX_ROWS + 4, 784, 128)
+    _, text = _dense_text(default_schedule, GEMV_TILED_MAX_ROWS + 1, 784, 128)
     assert "_global" in text and "_rf" not in text
 
 
@@ -73,3 +77,51 @@ def test_batched_gemv_matches_numpy(default_schedule, run_te, rng):
     assert "_rf" in default_schedule(te.create_prim_func([x, y, out])).script()
     np.testing.assert_allclose(run_te([x, y], out, [a, b]), a @ b.transpose(0, 2, 1),
                                rtol=1e-4, atol=1e-4)
+
+
+def _dense_func(m, k, n, constant_weight=False):
+    x, w = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w")
+    func = te.create_prim_func([x, w, topi.nn.dense(x, w)])
+    return func.with_attr(CONSTANT_PARAMS, [1]) if constant_weight else func
+
+
+@pytest.mark.parametrize("mcpu, tile", [("znver4", 4), ("znver3", 2)])
+def test_up_to_32_rows_go_in_tiles_of_rows(default_schedule, mcpu, tile):
+    """16 rows with a weight passed in: tiles of rows inside the parallel outputs, each
+    tile's partial sums in half the registers (4 rows x 4 outputs with AVX-512's 32, 2 x
+    4 with AVX2's 16), summed under the tile; the weight read where it lies."""
+    target = Target(f"llvm -mcpu={mcpu}")
+    text = default_schedule(_dense_func(16, 1024, 1024), target).script()
+    assert "_global" not in text, text
+    assert re.search(rf"for j_0 in T\.parallel\(256\):\s*for i_0 in range\({16 // tile}\):", text)
+    assert re.search(rf"for k_0 in range\({1024 // target.vector_lanes(32)}\):\s*"
+                     rf"for i_1 in T\.unroll\({tile}\):\s*"
+                     rf"for j_1 in T\.unroll\(4\):\s*for k_1 in T\.vectorized\(", text), text
+    writeback = text[text.index('T.block("T_matmul_NT")') - 200:text.index('T.block("T_matmul_NT")')]
+    assert re.search(rf"T\.grid\(\d+, {tile}, 4\)", writeback), text
+
+
+def test_a_constant_weight_keeps_the_packed_micro_kernel(default_schedule):
+    """Named constant (PrepackWeights packs it once at build time), the weight of 16 rows
+    is packed, and a parameter beyond the function's is ignored."""
+    text = default_schedule(_dense_func(16, 1024, 1024, constant_weight=True)).script()
+    assert "_global" in text and "_rf" not in text, text
+    func = _dense_func(16, 64, 64).with_attr(CONSTANT_PARAMS, [7])
+    assert "_rf" in default_schedule(func).script()
+
+
+@settings(max_examples=10, deadline=None)
+@given(m=st.integers(GEMV_MAX_ROWS + 1, GEMV_TILED_MAX_ROWS), k=st.sampled_from([32, 48, 200]),
+       n=st.integers(1, 41), mcpu=st.sampled_from(["znver3", "znver4"]))
+def test_row_tiles_match_numpy(m, k, n, mcpu):
+    """Row counts with and without a dividing tile (a prime count takes tiles of one),
+    scheduled for AVX2 and AVX-512 and built for the host."""
+    func = _dense_func(m, k, n)
+    sch = Matmul().apply(func, Target(f"llvm -mcpu={mcpu}"))
+    assert "_rf" in sch.mod["main"].script()
+    rng = np.random.default_rng(m * 7919 + k * 31 + n)
+    a, wt = rng.standard_normal((m, k)).astype("float32"), rng.standard_normal((n, k)).astype("float32")
+    out = mlcbench.nd.array(np.zeros((m, n), "float32"))
+    mlcbench.build(sch.mod["main"], target="llvm")["main"](mlcbench.nd.array(a),
+                                                          mlcbench.nd.array(wt), out)
+    np.testing.assert_allclose(out.numpy(), a @ wt.T, rtol=1e-4, atol=1e-4)

@@ -17,25 +17,49 @@ once for them)::
 
 ``C_rf`` is a local buffer: lowered under ``j0`` it shrinks to ``M x 4`` vector
 registers, and each weight vector loaded serves all ``M`` rows.
+
+More rows than half the registers hold (up to ``GEMV_TILED_MAX_ROWS``, for a weight that
+is not a constant) go in tiles of ``row_tile`` rows inside ``j0``; the four rows of the
+weight a tile reads stay in L1 for the next tile::
+
+    for j0 in T.parallel(N // 4):
+        for i0 in range(M // 4):                  # 4 rows x 4 outputs: 16 accumulators
+            C_rf[4, 4, 16] = 0
+            for k0 in range(K // 16): ...         # as above, rows i0 * 4 + i1
+            C[i0 * 4 + i1, j0 * 4 + j1] = sum(C_rf[i1, j1, :])
 """
 from __future__ import annotations
 
 from ...ir.errors import ScheduleError
 from ..analysis import BlockInfo, block_infos, iter_vars_of, total_extent
 from .common import float_bits
-from .tiling import PARALLEL_MIN_MACS
+from .tiling import PARALLEL_MIN_MACS, _largest_divisor
 
 # Products with at most this many rows (the extent of the axes the weight does not
 # use) take this path: packing the weight would cost about as much as the product.
 GEMV_MAX_ROWS = 4
 # Outputs computed together, each with its own vector accumulator.
 J_UNROLL = 4
+# Products with up to this many rows take this path, in tiles of rows (``row_tile``),
+# when their weight is not a constant: packing it every call costs more than reading it
+# unpacked once per tile of rows. ``nn.dense`` with the weight an argument on a 2-core
+# Zen 4, ms, the register tile with the weight packed per call -> tiles of 4 rows here
+# (onnxruntime's Gemm in the same run): 5x1024x1024 0.253 -> 0.084 (0.146), 8x1024x1024
+# 0.282 -> 0.113 (0.180), 16x1024x1024 0.358 -> 0.212 (0.262), 32x1024x1024 0.504 ->
+# 0.429 (0.434), 8x4096x4096 5.31 -> 2.58 (4.26), 32x3072x768 1.01 -> 0.80 (0.98),
+# 16x768x3072 0.556 -> 0.589 (0.485); at 64 rows the tile won (0.79 against 0.87).
+# A constant weight keeps the register tile: packed once at build time (PrepackWeights),
+# 8x1024x1024 ran 0.08 ms against 0.12 here.
+GEMV_TILED_MAX_ROWS = 32
+# The PrimFunc attribute listing the parameters every call passes a constant
+# (PrepackWeights sets it on the kernels it schedules): their packing runs once.
+CONSTANT_PARAMS = "mlcbench.constant_params"
 
 
-def gemv_axes(info: BlockInfo, loads):
+def gemv_axes(info: BlockInfo, loads, max_rows: int = GEMV_MAX_ROWS):
     """``(reduce_iv, unroll_iv)`` when ``info`` is a matrix-vector product that both
     operands read contiguously along its one reduce iterator and that has at most
-    ``GEMV_MAX_ROWS`` rows; ``unroll_iv`` is the output axis only the weight uses.
+    ``max_rows`` rows; ``unroll_iv`` is the output axis only the weight uses.
     None otherwise (symbolic extents included)."""
     ivs = info.block.iter_vars
     if not all(hasattr(iv.dom.extent, "value") for iv in ivs):
@@ -51,9 +75,18 @@ def gemv_axes(info: BlockInfo, loads):
     only_weight = [iv for iv in spatial if iv.var in weight_vars[weight]
                    and iv.var not in weight_vars[1 - weight]]
     rows = _extent_of(spatial, {iv.var for iv in spatial} - weight_vars[weight])
-    if not only_weight or rows > GEMV_MAX_ROWS:
+    if not only_weight or rows > max_rows:
         return None
     return reduce_ivs[0], only_weight[-1]
+
+
+def weight_load(info: BlockInfo, loads):
+    """The load of the operand :func:`gemv_axes` takes for the weight (the one that
+    reads its ``unroll_iv``), or None when ``info`` is no matrix-vector product."""
+    axes = gemv_axes(info, loads, max_rows=1 << 62)
+    if axes is None:
+        return None
+    return next(ld for ld in loads if axes[1].var in iter_vars_of(ld))
 
 
 def _extent_of(ivs, variables) -> int:
@@ -71,10 +104,11 @@ def _lane_tile(extent: int, lanes: int):
                  and extent >= 2 * t), None)
 
 
-def schedule_gemv(sch, info: BlockInfo, loads, target) -> bool:
-    """Apply the matrix-vector schedule above to ``info``; False (``sch`` untouched)
-    when it is not a matrix-vector product or its extents do not tile."""
-    axes = gemv_axes(info, loads)
+def schedule_gemv(sch, info: BlockInfo, loads, target, max_rows: int = GEMV_MAX_ROWS) -> bool:
+    """Apply the matrix-vector schedule above to ``info`` (rows in tiles of
+    :func:`row_tile` when there are more); False (``sch`` untouched) when it is not a
+    matrix-vector product of at most ``max_rows`` rows or its extents do not tile."""
+    axes = gemv_axes(info, loads, max_rows)
     loops = sch.get_loops(info.rv)
     if axes is None or list(info.realize.iter_values) != [sch.get(lp).loop_var for lp in loops]:
         return False
@@ -95,11 +129,21 @@ def schedule_gemv(sch, info: BlockInfo, loads, target) -> bool:
     sch.set_scope(rf_block, 0, "local")
     weight_vars = next(iter_vars_of(ld) for ld in loads if unroll_iv.var in iter_vars_of(ld))
     names = [(iv.var.name, iv.var not in weight_vars) for iv in spatial]
-    _tile_partials(sch, rf_block, names, unroll_iv.var.name, parallel=macs >= PARALLEL_MIN_MACS)
+    rows = _extent_of(spatial, {iv.var for iv in spatial} - weight_vars)
+    _tile_partials(sch, rf_block, names, unroll_iv.var.name, parallel=macs >= PARALLEL_MIN_MACS,
+                   row_tile=row_tile(rows, target))
     return True
 
 
-def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool) -> None:
+def row_tile(rows: int, target) -> int:
+    """Rows computed together: as many as keep ``J_UNROLL`` accumulators each in half
+    the vector registers (4 with AVX-512's 32, 2 with AVX2's 16), the largest such
+    divisor of ``rows``."""
+    budget = max(1, target.vector_registers // 2 // J_UNROLL)
+    return rows if rows <= budget else _largest_divisor(rows, 1, budget)
+
+
+def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool, row_tile: int) -> None:
     """Order the partial-sum block's loops as ``outputs.., k0, rows, j1, k1``: the
     weight's own axes outside (``j0``), then the reduction, then the few rows and
     ``J_UNROLL`` outputs unrolled (each weight vector is loaded once for all rows),
@@ -119,7 +163,14 @@ def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool) -> None:
         j0, j1 = sch.split(unroll_loop, [None, J_UNROLL])
         outer = [j0 if lp is unroll_loop else lp for lp in outer]
         inner = [j1]
-    sch.reorder(*outer, reduce_loop, *rows, *inner, lane_loop)
+    row_tiles = []
+    if rows and (total_extent(sch, rows) or 0) > row_tile:
+        # More rows than registers: tiles of rows, each over the whole reduction, inside
+        # the outputs' loop, so the weight's rows stay in L1 from one tile to the next.
+        row = sch.fuse(*rows) if len(rows) > 1 else rows[0]
+        tile_loop, row = sch.split(row, [None, row_tile])
+        row_tiles, rows = [tile_loop], [row]
+    sch.reorder(*outer, *row_tiles, reduce_loop, *rows, *inner, lane_loop)
     fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
     if parallel and (total_extent(sch, [fused]) or 0) >= 2:
         sch.parallel(fused)
@@ -130,7 +181,7 @@ def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool) -> None:
     sch.vectorize(sch.get_loops(init)[-1])
     writeback = sch.get_consumers(rf_block)[0]
     # Sum the lanes per output tile while the partial sums are still in registers.
-    sch.reverse_compute_at(writeback, fused)
+    sch.reverse_compute_at(writeback, row_tiles[0] if row_tiles else fused)
 
 
 def _iter_values(sch, block_rv):

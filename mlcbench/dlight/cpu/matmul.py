@@ -11,7 +11,9 @@ constant ``B`` is packed once at build time (``PrepackWeights``). AlexNet's 9216
 4096 layer on one row, one thread: 118 ms unpacked, 40 ms packed with the wide tile of
 ``widen_few_rows``, onnxruntime 35-43 ms in the same run (2-core Zen, busy machine).
 Matrix-vector products on ``W[j, k]`` (both operands contiguous along ``k``) skip
-packing and take the ``gemv`` schedule instead. A transposed operand, and a weight
+packing and take the ``gemv`` schedule instead; so do products of up to
+``GEMV_TILED_MAX_ROWS`` rows whose weight is not a constant (``CONSTANT_PARAMS``), in
+tiles of rows: a constant weight is packed once at build time, and the tiles then win. A transposed operand, and a weight
 ``B[k, j]`` read by few row tiles, are packed inside the parallel loop, a panel where
 its row tiles run (``pack_in_tasks``); others in a pass of their own at the head of the
 kernel.
@@ -22,7 +24,8 @@ from ...tir.schedule import Schedule
 from ..analysis import block_infos, iter_vars_of, multiply_accumulate
 from ..base import ScheduleRule
 from .common import inline_injective_producers, schedule_remaining_blocks
-from .gemv import GEMV_MAX_ROWS, gemv_axes, schedule_gemv
+from .gemv import (CONSTANT_PARAMS, GEMV_MAX_ROWS, GEMV_TILED_MAX_ROWS, gemv_axes,
+                   schedule_gemv, weight_load)
 from .packing import pack_in_tasks, pack_vector_operand
 from .tiling import choose_rows, choose_tiles, output_axes, tile_contraction
 
@@ -67,6 +70,11 @@ class Matmul(ScheduleRule):
         # GEMV before tiling: on few rows packing W[j, k] costs as much as the product.
         if gemv_axes(*found) is not None:
             gemv = _try_gemv(sch, target)
+            if gemv is not None:
+                return gemv
+        elif gemv_axes(*found, max_rows=GEMV_TILED_MAX_ROWS) is not None and \
+                weight_load(*found).buffer not in constant_buffers(sch):
+            gemv = _try_gemv(sch, target, max_rows=GEMV_TILED_MAX_ROWS)
             if gemv is not None:
                 return gemv
         tiles = choose_tiles(*found, target)
@@ -126,10 +134,18 @@ def fit_columns_to_registers(tiles, target):
     return row_iv, col_iv, rows, narrower
 
 
-def _try_gemv(sch, target):
+def constant_buffers(sch) -> set:
+    """The parameter buffers the function's ``CONSTANT_PARAMS`` attribute names."""
+    func = sch.mod["main"]
+    indices = (func.attrs or {}).get(CONSTANT_PARAMS) or ()
+    return {func.buffer_map[func.params[int(i)]] for i in indices
+            if int(i) < len(func.params) and func.params[int(i)] in func.buffer_map}
+
+
+def _try_gemv(sch, target, max_rows: int = GEMV_MAX_ROWS):
     """The matrix-vector schedule on a copy of ``sch``, or None where it does not fit."""
     trial = sch.copy()
-    if not schedule_gemv(trial, *matmul_block(trial), target):
+    if not schedule_gemv(trial, *matmul_block(trial), target, max_rows):
         return None
     schedule_remaining_blocks(trial, target.vector_lanes(32))
     return trial

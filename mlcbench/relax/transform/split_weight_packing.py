@@ -118,14 +118,21 @@ def prepack_weights(mod: IRModule, target, schedule_lookup=None) -> IRModule:
     schedules) and, where a kernel packs a constant weight, given it already packed:
     all packings run at once in one compiled library, here. ``mod`` itself when no
     kernel receives a constant."""
+    from ...dlight.cpu.gemv import CONSTANT_PARAMS
     from ..vm_build import plan_schedules, with_default_schedules
     candidates = {gv.name_hint: gv for gv in constant_arguments(mod)}
     if not candidates:
         return mod
     kernels = {name: mod[gv] for name, gv in candidates.items()}
+    constants = constant_arguments(mod)
     with target:
-        scheduled = with_default_schedules(kernels, *plan_schedules(kernels, target,
-                                                                    schedule_lookup))
+        given, default = plan_schedules(kernels, target, schedule_lookup)
+        # The default rules learn which parameters arrive constant, so packed once here
+        # (the Matmul rule then packs a few-row product's weight instead of reading it
+        # unpacked). Marked after the lookup: tuning records are keyed without it.
+        default = {name: func.with_attr(CONSTANT_PARAMS, sorted(constants[candidates[name]]))
+                   for name, func in default.items()}
+        scheduled = with_default_schedules(kernels, given, default)
     out = mod.copy()
     for name, gv in candidates.items():
         # The build keeps these schedules: the split kernels must read what they were split for.

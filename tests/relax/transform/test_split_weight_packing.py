@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 import mlcbench as tvm
 from mlcbench import dlight, relax, te, topi
+from mlcbench.dlight.cpu.gemv import CONSTANT_PARAMS
 from mlcbench.relax import op
 from mlcbench.relax.transform.split_weight_packing import prepack_weights, split_packing
 from mlcbench.script import tir as T
@@ -126,6 +127,44 @@ def test_prepacked_dense_packed_in_tasks_matches_numpy():
     mod = _prepacked(bb.get())
     assert not _kernels_pack(mod)
     np.testing.assert_allclose(_run(mod, xv), xv @ wv.T, rtol=1e-4, atol=1e-4)
+
+
+def _dense_module(xv, wv, constant: bool):
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(xv.shape, "float32"))
+    w = relax.Var("w", relax.TensorStructInfo(wv.shape, "float32"))
+    with bb.function("main", [x] if constant else [x, w]):
+        with bb.dataflow():
+            gv = bb.emit_output(bb.emit_te(topi.nn.dense, x, relax.const(wv) if constant else w))
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+def _has_partial_sums(mod) -> bool:
+    return any(b.name_hint.endswith("_rf_update") for gv, f in mod.items()
+               if hasattr(f, "buffer_map") for b in _blocks(f))
+
+
+def test_a_few_row_dense_packs_a_constant_weight_once_and_reads_an_argument_in_place():
+    """16 rows: with the weight a constant the kernel is scheduled knowing it (the
+    CONSTANT_PARAMS attribute), packs it, and the packing moves to build time; with the
+    weight an argument the kernel reads it unpacked in tiles of rows (dlight's gemv)."""
+    rng = np.random.default_rng(9)
+    xv, wv = rng.standard_normal((16, 96), "float32"), rng.standard_normal((256, 96), "float32")
+    constant = _prepacked(_dense_module(xv, wv, constant=True))
+    kernels = [f for gv, f in constant.items() if gv.name_hint != "main" and
+               hasattr(f, "buffer_map") and "_pack" not in gv.name_hint]
+    assert any(list((f.attrs or {}).get(CONSTANT_PARAMS) or []) == [1] for f in kernels)
+    assert not _kernels_pack(constant) and not _has_partial_sums(constant)
+    np.testing.assert_allclose(_run(constant, xv), xv @ wv.T, rtol=1e-4, atol=1e-4)
+    argument = _dense_module(xv, wv, constant=False)
+    vm = relax.VirtualMachine(relax.build(argument, TARGET), tvm.cpu())
+    np.testing.assert_allclose(vm["main"](tvm.nd.array(xv), tvm.nd.array(wv)).numpy(),
+                               xv @ wv.T, rtol=1e-4, atol=1e-4)
+    scheduled = relax.get_pipeline("zero")(argument)
+    with TARGET:
+        scheduled = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(scheduled)
+    assert _has_partial_sums(scheduled) and not _kernels_pack(scheduled)
 
 
 def _matmul_module(x_shape, weight, bias=None):
