@@ -8,8 +8,10 @@ from hypothesis import given, settings, strategies as st
 
 import mlcbench
 from mlcbench import te, topi
-from mlcbench.dlight.cpu import Matmul
-from mlcbench.dlight.cpu.gemv import CONSTANT_PARAMS, GEMV_MAX_ROWS, GEMV_TILED_MAX_ROWS
+from mlcbench.dlight.cpu.gemv import (CONSTANT_PARAMS, GEMV_MAX_ROWS, GEMV_TILED_MAX_ROWS,
+                                     row_tile, schedule_gemv)
+from mlcbench.dlight.cpu.matmul import matmul_block
+from mlcbench.tir.schedule import Schedule
 from mlcbench.tir.functor import post_order_visit
 from mlcbench.tir.stmt import For, ForKind
 from mlcbench.target import Target
@@ -85,29 +87,41 @@ def _dense_func(m, k, n, constant_weight=False):
     return func.with_attr(CONSTANT_PARAMS, [1]) if constant_weight else func
 
 
-@pytest.mark.parametrize("mcpu, tile", [("znver4", 4), ("znver3", 2)])
-def test_up_to_32_rows_go_in_tiles_of_rows(default_schedule, mcpu, tile):
-    """16 rows with a weight passed in: tiles of rows inside the parallel outputs, each
-    tile's partial sums in half the registers (4 rows x 4 outputs with AVX-512's 32, 2 x
-    4 with AVX2's 16), summed under the tile; the weight read where it lies."""
-    target = Target(f"llvm -mcpu={mcpu}")
+def test_up_to_32_rows_go_in_tiles_of_rows(default_schedule):
+    """16 rows with a weight passed in, on AVX-512: tiles of 4 rows inside the parallel
+    outputs, each tile's partial sums (4 rows x 4 outputs) in half the 32 registers,
+    summed under the tile; the weight read where it lies."""
+    target = Target("llvm -mcpu=znver4")
     text = default_schedule(_dense_func(16, 1024, 1024), target).script()
     assert "_global" not in text, text
-    assert re.search(rf"for j_0 in T\.parallel\(256\):\s*for i_0 in range\({16 // tile}\):", text)
-    assert re.search(rf"for k_0 in range\({1024 // target.vector_lanes(32)}\):\s*"
-                     rf"for i_1 in T\.unroll\({tile}\):\s*"
-                     rf"for j_1 in T\.unroll\(4\):\s*for k_1 in T\.vectorized\(", text), text
+    assert re.search(r"for j_0 in T\.parallel\(256\):\s*for i_0 in range\(4\):", text), text
+    assert re.search(r"for k_0 in range\(64\):\s*for i_1 in T\.unroll\(4\):\s*"
+                     r"for j_1 in T\.unroll\(4\):\s*for k_1 in T\.vectorized\(16\)", text), text
     writeback = text[text.index('T.block("T_matmul_NT")') - 200:text.index('T.block("T_matmul_NT")')]
-    assert re.search(rf"T\.grid\(\d+, {tile}, 4\)", writeback), text
+    assert re.search(r"T\.grid\(16, 4, 4\)", writeback), text
+
+
+def test_row_tiles_fit_half_the_registers():
+    assert row_tile(16, Target("llvm -mcpu=znver4")) == 4
+    assert row_tile(16, Target("llvm -mcpu=znver3")) == 2
+    assert row_tile(7, Target("llvm -mcpu=znver4")) == 1
+    assert row_tile(3, Target("llvm -mcpu=znver4")) == 3
+
+
+def test_on_8_lanes_a_few_rows_keep_the_packed_micro_kernel(default_schedule):
+    """Built for AVX2 the register tile kept up with the tiles of rows (``gemv.py``)."""
+    text = default_schedule(_dense_func(16, 1024, 1024), Target("llvm -mcpu=znver3")).script()
+    assert "_global" in text and "_rf" not in text, text
 
 
 def test_a_constant_weight_keeps_the_packed_micro_kernel(default_schedule):
     """Named constant (PrepackWeights packs it once at build time), the weight of 16 rows
     is packed, and a parameter beyond the function's is ignored."""
-    text = default_schedule(_dense_func(16, 1024, 1024, constant_weight=True)).script()
+    avx512 = Target("llvm -mcpu=znver4")
+    text = default_schedule(_dense_func(16, 1024, 1024, constant_weight=True), avx512).script()
     assert "_global" in text and "_rf" not in text, text
     func = _dense_func(16, 64, 64).with_attr(CONSTANT_PARAMS, [7])
-    assert "_rf" in default_schedule(func).script()
+    assert "_rf" in default_schedule(func, avx512).script()
 
 
 @settings(max_examples=10, deadline=None)
@@ -115,10 +129,11 @@ def test_a_constant_weight_keeps_the_packed_micro_kernel(default_schedule):
        n=st.integers(1, 41), mcpu=st.sampled_from(["znver3", "znver4"]))
 def test_row_tiles_match_numpy(m, k, n, mcpu):
     """Row counts with and without a dividing tile (a prime count takes tiles of one),
-    scheduled for AVX2 and AVX-512 and built for the host."""
+    tiles for AVX2's and AVX-512's register files, each built for the host."""
     func = _dense_func(m, k, n)
-    sch = Matmul().apply(func, Target(f"llvm -mcpu={mcpu}"))
-    assert "_rf" in sch.mod["main"].script()
+    sch = Schedule(func)
+    assert schedule_gemv(sch, *matmul_block(sch), Target(f"llvm -mcpu={mcpu}"),
+                         max_rows=GEMV_TILED_MAX_ROWS)
     rng = np.random.default_rng(m * 7919 + k * 31 + n)
     a, wt = rng.standard_normal((m, k)).astype("float32"), rng.standard_normal((n, k)).astype("float32")
     out = mlcbench.nd.array(np.zeros((m, n), "float32"))

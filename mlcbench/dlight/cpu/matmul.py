@@ -13,7 +13,8 @@ constant ``B`` is packed once at build time (``PrepackWeights``). AlexNet's 9216
 Matrix-vector products on ``W[j, k]`` (both operands contiguous along ``k``) skip
 packing and take the ``gemv`` schedule instead; so do products of up to
 ``GEMV_TILED_MAX_ROWS`` rows whose weight is not a constant (``CONSTANT_PARAMS``), in
-tiles of rows: a constant weight is packed once at build time, and the tiles then win. A transposed operand, and a weight
+tiles of rows, on targets of 16 lanes or more: a constant weight is packed once at build
+time, and the register tile then wins (on 8 lanes it keeps up either way). A transposed operand, and a weight
 ``B[k, j]`` read by few row tiles, are packed inside the parallel loop, a panel where
 its row tiles run (``pack_in_tasks``); others in a pass of their own at the head of the
 kernel.
@@ -24,8 +25,8 @@ from ...tir.schedule import Schedule
 from ..analysis import block_infos, iter_vars_of, multiply_accumulate
 from ..base import ScheduleRule
 from .common import inline_injective_producers, schedule_remaining_blocks
-from .gemv import (CONSTANT_PARAMS, GEMV_MAX_ROWS, GEMV_TILED_MAX_ROWS, gemv_axes,
-                   schedule_gemv, weight_load)
+from .gemv import (CONSTANT_PARAMS, GEMV_MAX_ROWS, GEMV_TILED_MAX_ROWS,
+                   GEMV_TILED_MIN_LANES, gemv_axes, schedule_gemv, weight_load)
 from .packing import pack_in_tasks, pack_vector_operand
 from .tiling import choose_rows, choose_tiles, output_axes, tile_contraction
 
@@ -72,7 +73,8 @@ class Matmul(ScheduleRule):
             gemv = _try_gemv(sch, target)
             if gemv is not None:
                 return gemv
-        elif gemv_axes(*found, max_rows=GEMV_TILED_MAX_ROWS) is not None and \
+        elif target.vector_lanes(32) >= GEMV_TILED_MIN_LANES and \
+                gemv_axes(*found, max_rows=GEMV_TILED_MAX_ROWS) is not None and \
                 weight_load(*found).buffer not in constant_buffers(sch):
             gemv = _try_gemv(sch, target, max_rows=GEMV_TILED_MAX_ROWS)
             if gemv is not None:
