@@ -107,9 +107,10 @@ def windowed_buffers(sch) -> set:
 
 def keeps_window(info, windowed: set) -> bool:
     """Keep a producer the convolution reads through a window when it pads: inlined, the
-    kernel would test bounds on every tap. Others (a grouped convolution's channel
-    slice) are inlined: materialized, their fused copy loop computes each element's
-    indices by division and cost ten times the convolution of a 68-channel group."""
+    kernel would test bounds on every tap. Others (a copy of a channel slice) are
+    inlined: materialized, their fused copy loop computes each element's indices by
+    division, and a slice of one group's channels cost ten times that group's
+    convolution."""
     return info.store.buffer in windowed and _guards_its_read(info)
 
 

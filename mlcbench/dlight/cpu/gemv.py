@@ -19,8 +19,8 @@ once for them)::
 registers, and each weight vector loaded serves all ``M`` rows.
 
 More rows than half the registers hold (up to ``GEMV_TILED_MAX_ROWS``, for a weight that
-is not a constant, on targets of 16 lanes or more) go in tiles of ``row_tile`` rows inside ``j0``; the four rows of the
-weight a tile reads stay in L1 for the next tile::
+is not a constant, on targets of 16 lanes or more) go in tiles of ``row_tile`` rows
+inside ``j0``; the four rows of the weight a tile reads stay in L1 for the next tile::
 
     for j0 in T.parallel(N // 4):
         for i0 in range(M // 4):                  # 4 rows x 4 outputs: 16 accumulators
@@ -84,12 +84,9 @@ def gemv_axes(info: BlockInfo, loads, max_rows: int = GEMV_MAX_ROWS):
     return reduce_ivs[0], only_weight[-1]
 
 
-def weight_load(info: BlockInfo, loads):
-    """The load of the operand :func:`gemv_axes` takes for the weight (the one that
-    reads its ``unroll_iv``), or None when ``info`` is no matrix-vector product."""
-    axes = gemv_axes(info, loads, max_rows=1 << 62)
-    if axes is None:
-        return None
+def weight_load(loads, axes):
+    """The load of the weight: the operand that reads the output axis of ``axes``
+    (what :func:`gemv_axes` returned) that only it uses."""
     return next(ld for ld in loads if axes[1].var in iter_vars_of(ld))
 
 
@@ -131,7 +128,7 @@ def schedule_gemv(sch, info: BlockInfo, loads, target, max_rows: int = GEMV_MAX_
     except ScheduleError:
         return False
     sch.set_scope(rf_block, 0, "local")
-    weight_vars = next(iter_vars_of(ld) for ld in loads if unroll_iv.var in iter_vars_of(ld))
+    weight_vars = iter_vars_of(weight_load(loads, axes))
     names = [(iv.var.name, iv.var not in weight_vars) for iv in spatial]
     rows = _extent_of(spatial, {iv.var for iv in spatial} - weight_vars)
     _tile_partials(sch, rf_block, names, unroll_iv.var.name, parallel=macs >= PARALLEL_MIN_MACS,

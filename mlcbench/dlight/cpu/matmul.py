@@ -14,10 +14,10 @@ Matrix-vector products on ``W[j, k]`` (both operands contiguous along ``k``) ski
 packing and take the ``gemv`` schedule instead; so do products of up to
 ``GEMV_TILED_MAX_ROWS`` rows whose weight is not a constant (``CONSTANT_PARAMS``), in
 tiles of rows, on targets of 16 lanes or more: a constant weight is packed once at build
-time, and the register tile then wins (on 8 lanes it keeps up either way). A transposed operand, and a weight
-``B[k, j]`` read by few row tiles, are packed inside the parallel loop, a panel where
-its row tiles run (``pack_in_tasks``); others in a pass of their own at the head of the
-kernel.
+time, and the register tile then wins (on 8 lanes it keeps up either way). A transposed
+operand, and a weight ``B[k, j]`` read by few row tiles, are packed inside the parallel
+loop, a panel where its row tiles run (``pack_in_tasks``); others in a pass of their own
+at the head of the kernel.
 """
 from __future__ import annotations
 
@@ -69,13 +69,13 @@ class Matmul(ScheduleRule):
         if found is None:
             return None
         # GEMV before tiling: on few rows packing W[j, k] costs as much as the product.
+        tiled = gemv_axes(*found, max_rows=GEMV_TILED_MAX_ROWS)
         if gemv_axes(*found) is not None:
             gemv = _try_gemv(sch, target)
             if gemv is not None:
                 return gemv
-        elif target.vector_lanes(32) >= GEMV_TILED_MIN_LANES and \
-                gemv_axes(*found, max_rows=GEMV_TILED_MAX_ROWS) is not None and \
-                weight_load(*found).buffer not in constant_buffers(sch):
+        elif tiled is not None and target.vector_lanes(32) >= GEMV_TILED_MIN_LANES and \
+                weight_load(found[1], tiled).buffer not in constant_buffers(sch):
             gemv = _try_gemv(sch, target, max_rows=GEMV_TILED_MAX_ROWS)
             if gemv is not None:
                 return gemv

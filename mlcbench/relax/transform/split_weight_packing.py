@@ -120,11 +120,11 @@ def prepack_weights(mod: IRModule, target, schedule_lookup=None) -> IRModule:
     kernel receives a constant."""
     from ...dlight.cpu.gemv import CONSTANT_PARAMS
     from ..vm_build import plan_schedules, with_default_schedules
-    candidates = {gv.name_hint: gv for gv in constant_arguments(mod)}
+    constants = constant_arguments(mod)
+    candidates = {gv.name_hint: gv for gv in constants}
     if not candidates:
         return mod
     kernels = {name: mod[gv] for name, gv in candidates.items()}
-    constants = constant_arguments(mod)
     with target:
         given, default = plan_schedules(kernels, target, schedule_lookup)
         # The default rules learn which parameters arrive constant, so packed once here
