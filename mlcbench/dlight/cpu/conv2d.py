@@ -148,7 +148,7 @@ class Conv2D(ScheduleRule):
         info, _ = conv_block(sch)
         if not tile_contraction(sch, info, tiles, row_tiles_inner=True):
             return None
-        pad_in_tasks(sch, info.name, lanes)
+        sch = pad_in_tasks(sch, info.name, lanes)
         schedule_remaining_blocks(sch, target.vector_lanes(32))
         if padded:
             # Without the padding when its rewrite does not find the blocks it expects.
@@ -157,31 +157,30 @@ class Conv2D(ScheduleRule):
         return sch
 
 
-def pad_in_tasks(sch, name: str, lanes: int) -> None:
-    """Compute each kept padding inside the convolution's outermost loop when that splits
-    it into disjoint parts, one per task: a depthwise convolution's task pads its own
-    channel's plane, which its taps then read from L1, where a pass of its own over the
-    whole input wrote every plane out to memory first (ShuffleNet's depthwise layers on
-    a Zen 4: 272x14x14 24 -> 15 us, 136x28x28 63 -> 30, 112x56x56 at stride 2 86 -> 55).
-    A padding each task would share with its neighbours (a dense 3x3 convolution's rows
-    read three padded rows) stays a pass of its own."""
+def pad_in_tasks(sch, name: str, lanes: int):
+    """``sch`` with each kept padding computed inside the convolution's outermost loop
+    where that splits it into disjoint parts, one per task: a depthwise convolution's
+    task pads its own channel's plane, which its taps then read from L1, where a pass of
+    its own over the whole input wrote every plane out to memory first (ShuffleNet's
+    depthwise layers on a Zen 4: 272x14x14 24 -> 15 us, 136x28x28 63 -> 30, 112x56x56 at
+    stride 2 86 -> 55). A padding each task would share with its neighbours (a dense 3x3
+    convolution's rows read three padded rows) stays a pass of its own."""
     for pad in [i for i in block_infos(sch) if i.is_injective and _guards_its_read(i)]:
         trial = sch.copy()
-        before = total_extent(trial, trial.get_loops(trial.get_block(pad.name)))
+        block = trial.get_block(pad.name)
+        before = total_extent(trial, trial.get_loops(block))
         try:
-            trial.compute_at(trial.get_block(pad.name),
-                             trial.get_loops(trial.get_block(f"{name}_init"))[0])
+            trial.compute_at(block, trial.get_loops(trial.get_block(f"{name}_init"))[0])
         except ScheduleError:
             continue
-        loops = trial.get_loops(trial.get_block(pad.name))
-        after = total_extent(trial, loops[1:])
-        outer = total_extent(trial, loops[:1])
-        if None in (before, after, outer) or after * outer > before:
+        outer, *inner = trial.get_loops(block)
+        counts = (before, total_extent(trial, [outer]), total_extent(trial, inner))
+        if None in counts or counts[1] * counts[2] > before:
             continue
-        sch.compute_at(sch.get_block(pad.name), sch.get_loops(sch.get_block(f"{name}_init"))[0])
-        inner = sch.get_loops(sch.get_block(pad.name))[-1]
-        tile = choose_vector_tile(total_extent(sch, [inner]), lanes)
-        sch.vectorize(sch.split(inner, [None, tile])[1])
+        tile = choose_vector_tile(total_extent(trial, inner[-1:]), lanes)
+        trial.vectorize(trial.split(inner[-1], [None, tile])[1])
+        sch = trial
+    return sch
 
 
 def _guards_its_read(info) -> bool:

@@ -124,7 +124,7 @@ def _conv2d_legalize(bb, call):
         return bb.call_te(topi.nn.conv2d, call.args[0], call.args[1], a.strides, a.padding,
                           a.dilation, a.groups, "NHWC", "HWIO", a.out_dtype,
                           primfunc_name_hint="conv2d")
-    if _split_by_group(call):
+    if _groups_as_axis(call):
         return _conv2d_by_group(bb, call)
     tile_size = winograd_tile_size(call)
     if tile_size is not None:
@@ -175,7 +175,7 @@ def _call_te_fused_as(bb, pattern: OpPatternKind, name: str, te_func, *args):
 # such kernel, 0.3 ms by group on a 2-core Zen host). One kernel for all groups, rather
 # than one per group joined by a concat of four inputs, ran ShuffleNet from the onnx
 # wheel 3.01 -> 2.83 ms (2-core Zen 4, onnxruntime 2.94 in the same run).
-MAX_SPLIT_GROUPS = 8
+MAX_GROUPS_AS_AXIS = 8
 # A group's constant weight gets zero rows up to a multiple of this many output channels
 # (a vector of 8 floats), whose outputs ungroup_channels skips: with 34 channels the
 # last channel vector of the schedule is partial, and its predicated loop ran 30x slower
@@ -183,11 +183,11 @@ MAX_SPLIT_GROUPS = 8
 GROUP_CHANNEL_MULTIPLE = 8
 
 
-def _split_by_group(call) -> bool:
+def _groups_as_axis(call) -> bool:
     groups = call.attrs.groups
     dims = call.args[1].struct_info.dims
     # One input channel per group is depthwise, which stays one kernel.
-    return (1 < groups <= MAX_SPLIT_GROUPS and all(isinstance(d, IntImm) for d in dims)
+    return (1 < groups <= MAX_GROUPS_AS_AXIS and all(isinstance(d, IntImm) for d in dims)
             and dims[1].value > 1)
 
 

@@ -144,9 +144,8 @@ def group_conv2d_nchw_by_group(data: Tensor, kernel: Tensor, stride, padding, di
                       f"{list(kernel.shape)}")
     batch, in_c = data.shape[:2]
     groups, per_group, group_in_c, kh, kw = kernel.shape
-    if const_int(in_c) is not None and const_int(in_c) != const_int(group_in_c) * const_int(groups):
-        raise IRError(f"group_conv2d_nchw_by_group: data has {in_c} channels, kernel expects "
-                      f"{group_in_c} per group x {groups} groups")
+    _group_channel("group_conv2d_nchw_by_group", in_c, group_in_c, per_group * groups,
+                   const_int(groups))
     win = _window(data, kh, kw, stride, padding, dilation, "NCHW")
     rc = reduce_axis((0, group_in_c), name="rc")
     ry = reduce_axis((0, kh), name="ry")

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import mlcbench as tvm
 from mlcbench import relax
-from mlcbench.relax.op.nn import GROUP_CHANNEL_MULTIPLE, MAX_SPLIT_GROUPS
+from mlcbench.relax.op.nn import GROUP_CHANNEL_MULTIPLE, MAX_GROUPS_AS_AXIS
 from mlcbench.topi import testing as ref
 from helpers.relax_testing import conv2d_module
 
@@ -54,7 +54,7 @@ def test_a_parameter_weight_is_reshaped_not_padded():
 
 @pytest.mark.parametrize("channels, groups, weight", [
     (8, 8, (8, 1, 3, 3)),                                       # depthwise
-    (MAX_SPLIT_GROUPS * 4 + 4, MAX_SPLIT_GROUPS + 1, (MAX_SPLIT_GROUPS + 1, 4, 1, 1))])
+    (MAX_GROUPS_AS_AXIS * 4 + 4, MAX_GROUPS_AS_AXIS + 1, (MAX_GROUPS_AS_AXIS + 1, 4, 1, 1))])
 def test_depthwise_and_many_groups_stay_one_kernel(channels, groups, weight):
     mod = conv2d_module((1, channels, 5, 5), np.ones(weight, "float32"), groups, 1)
     assert [name for name, _ in _called(relax.transform.LegalizeOps()(mod))] == ["conv2d"]
