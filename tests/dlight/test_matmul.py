@@ -1,4 +1,6 @@
 """The Matmul rule: dense, matmul and batch matmul get the register-blocked kernel."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -7,6 +9,7 @@ import mlcbench
 from mlcbench import dlight, te, topi
 from mlcbench.script import from_source
 from mlcbench.dlight.cpu import Matmul, tiling
+from mlcbench.dlight.cpu.gemv import CONSTANT_PARAMS
 from mlcbench.tir.stmt import For, ForKind
 from mlcbench.tir.functor import post_order_visit
 
@@ -236,3 +239,111 @@ def test_grouped_column_tiles_match_numpy(batch, m, k, n, budget, dense, run_te)
         got = run_te([x, w], topi.nn.relu(out), [a, b])
     expected = a @ (np.swapaxes(b, -1, -2) if dense else b)
     np.testing.assert_allclose(got, np.maximum(expected, 0), rtol=1e-4, atol=1e-4)
+
+
+def _dense_func(m, k, n, constant_weight=False, bias=False):
+    x, w = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w")
+    out = topi.nn.dense(x, w)
+    args = [x, w]
+    if bias:
+        b = te.placeholder((n,), name="b")
+        out = topi.nn.relu(topi.add(out, b))
+        args.append(b)
+    func = te.create_prim_func(args + [out])
+    return func.with_attr(CONSTANT_PARAMS, [1]) if constant_weight else func
+
+
+def test_rows_in_whole_vector_tiles_pack_x_and_read_the_weight_in_place(default_schedule,
+                                                                       named_target):
+    """``x[64, k] @ W[1024, k]^T`` with the weight an argument: x's 64 rows are the vector
+    axis (two tiles of 32 on AVX-512, four of 16 on AVX2), packed once at the head; the
+    weight's rows are the register tile's rows, each read where it lies; the column
+    tiles of x run outside the weight's tiles; the accumulators, stored output column
+    by output row, are transposed as each tile is written."""
+    lanes = named_target.vector_lanes(32)
+    cols, rows = 2 * lanes, (8 if lanes == 16 else 6)
+    scheduled = default_schedule(_dense_func(64, 512, 1024), named_target)
+    text = scheduled.script()
+    assert f"x_global = T.alloc_buffer(({64 // cols}, 512, {cols}))" in text, text
+    assert "w_global" not in text and "_rf" not in text, text
+    assert 'T_matmul_NT_local = T.alloc_buffer((1024, 64), scope="local")' in text, text
+    first, product = _parallel_loop(scheduled)
+    assert text.index('T.block("x_global")') < text.index(product.loop_var.name), text
+    assert product.loop_var.name == "i_0_j_0_fused", text
+    assert int(product.extent.value) == (64 // cols) * -(-1024 // rows)
+    assert re.search(rf"for j_1 in T\.unroll\({rows}\):\s*for i_1 in T\.vectorized\({cols}\):",
+                     text), text
+    assert "x_global[v_i // {0}, v_k, v_i % {0}] * w[v_j, v_k]".format(cols) in text, text
+    assert "T_matmul_NT[v0, v1] = T_matmul_NT_local[v1, v0]" in text, text
+
+
+def test_32_rows_on_avx512_pack_x_rather_than_tile_rows(default_schedule):
+    """Up to 32 rows go in tiles of rows on 16 lanes (``test_gemv.py``), except 32, one
+    whole vector tile: 0.44 ms in tiles of rows, 0.34 with x packed (1024 x 1024, 2-core
+    Zen 4)."""
+    avx512 = Target("llvm -mcpu=znver4")
+    text = default_schedule(_dense_func(32, 1024, 1024), avx512).script()
+    assert "x_global = T.alloc_buffer((1, 1024, 32))" in text and "_rf" not in text, text
+    assert "_rf" in default_schedule(_dense_func(16, 1024, 1024), avx512).script()
+
+
+@pytest.mark.parametrize("m, k, n, constant", [
+    (64, 512, 1024, True),      # the weight packed once at build time
+    (48, 512, 1024, False),     # rows in no whole number of AVX-512 vector tiles
+    (64, 512, 64, False),       # no fewer rows than columns
+    (288, 256, 1024, False),    # more than SWAP_MAX_ROWS
+])
+def test_other_products_keep_packing_the_weight(m, k, n, constant, default_schedule):
+    text = default_schedule(_dense_func(m, k, n, constant), Target("llvm -mcpu=znver4")).script()
+    assert "w_global" in text and "x_global" not in text, text
+
+
+def test_a_contiguous_weight_is_never_swapped(default_schedule, named_target):
+    x, b = te.placeholder((64, 512), name="x"), te.placeholder((512, 1024), name="b")
+    text = default_schedule(te.create_prim_func([x, b, topi.nn.matmul(x, b)]),
+                            named_target).script()
+    assert "x_global" not in text, text
+
+
+def test_a_batched_product_with_few_rows_packs_its_rows(default_schedule, named_target):
+    """Attention-like ``a[8, 64, k] @ b[8, 128, k]^T``: ``a`` is packed per head."""
+    a, b = te.placeholder((8, 64, 256), name="a"), te.placeholder((8, 128, 256), name="b")
+    text = default_schedule(te.create_prim_func(
+        [a, b, topi.nn.batch_matmul(a, b, transpose_b=True)]), named_target).script()
+    cols = 2 * named_target.vector_lanes(32)
+    assert f"a_global = T.alloc_buffer(({64 // cols}, 8, 256, {cols}))" in text, text
+    assert "b_global" not in text, text
+
+
+@settings(max_examples=12, deadline=None)
+@given(m=st.sampled_from([16, 32, 64, 96, 128, 256]), k=st.sampled_from([1, 7, 64, 300]),
+       extra=st.integers(1, 200), bias=st.booleans(), batch=st.integers(0, 3),
+       mcpu=st.sampled_from(["znver3", "znver4"]))
+def test_products_packing_their_rows_match_numpy(m, k, extra, bias, batch, mcpu,
+                                                 default_schedule):
+    """Weights with partial row tiles (``n`` any count above ``m``), reductions of any
+    length, a bias and relu fused into the transposed write, batched products; scheduled
+    for AVX2's and AVX-512's tiles, built for the host."""
+    n = m + extra
+    rng = np.random.default_rng(m * 7919 + k * 31 + extra * 3 + batch)
+    lead = (batch,) if batch else ()
+    a = rng.standard_normal(lead + (m, k)).astype("float32")
+    wt = rng.standard_normal(lead + (n, k)).astype("float32")
+    bv = rng.standard_normal(n).astype("float32")
+    if batch:
+        x, w = te.placeholder(a.shape, name="x"), te.placeholder(wt.shape, name="w")
+        func = te.create_prim_func([x, w, topi.nn.batch_matmul(x, w, transpose_b=True)])
+        expected, arrays = a @ np.swapaxes(wt, -1, -2), [a, wt]
+    else:
+        func = _dense_func(m, k, n, bias=bias)
+        expected = a @ wt.T
+        expected, arrays = (np.maximum(expected + bv, 0), [a, wt, bv]) if bias \
+            else (expected, [a, wt])
+    scheduled = default_schedule(func, Target(f"llvm -mcpu={mcpu}"))
+    lanes = Target(f"llvm -mcpu={mcpu}").vector_lanes(32)
+    if m % (2 * lanes) == 0 and k > 1:
+        assert "x_global" in scheduled.script()
+    out = mlcbench.nd.array(np.zeros(expected.shape, "float32"))
+    mlcbench.build(scheduled, target="llvm")["main"](
+        *[mlcbench.nd.array(v) for v in arrays], out)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)

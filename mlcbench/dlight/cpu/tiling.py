@@ -171,12 +171,13 @@ def _largest_divisor(extent: int, low: int, high: int):
     return next((d for d in range(high, low - 1, -1) if extent % d == 0), None)
 
 
-def choose_tiles(info: BlockInfo, loads, target):
+def choose_tiles(info: BlockInfo, loads, target, axes=None):
     """``(row_iv, col_iv, rows, cols)`` of the register tile, or None (also for
-    symbolic extents: the tile shape is chosen from known sizes)."""
+    symbolic extents: the tile shape is chosen from known sizes). ``axes`` (row, vector)
+    overrides :func:`choose_axes`."""
     if not all(hasattr(iv.dom.extent, "value") for iv in info.block.iter_vars):
         return None
-    axes = choose_axes(info, loads)
+    axes = axes or choose_axes(info, loads)
     if axes is None:
         return None
     row_iv, col_iv = axes
@@ -198,7 +199,8 @@ def _accumulator_vector_axis_last(sch, info: BlockInfo, col_iv) -> None:
                          lambda *idx: (*idx[:dim], *idx[dim + 1:], idx[dim]))
 
 
-def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False) -> bool:
+def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False,
+                     column_tiles_outer: bool = False) -> bool:
     """Apply the micro-kernel schedule to ``info`` with ``tiles`` from choose_tiles
     (iterators matched by name, so the tiles survive packing an operand); False
     when its loops do not map one-to-one onto its iterators.
@@ -218,7 +220,8 @@ def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False)
     row's input pixels stay in L1 across the column tiles, each column tile's packed
     weights across the row tiles, and the tile indices are loop counters rather than
     divisions of one fused index (a 1x1 convolution, 56x56 64->256: 2-11% faster
-    on one thread)."""
+    on one thread). ``column_tiles_outer`` fuses ``column tiles > row tiles`` whatever
+    the panels' size: each panel stays in L2 while the rows' operand streams past it."""
     loops = sch.get_loops(info.rv)
     loop_vars = [sch.get(lp).loop_var for lp in loops]
     if list(info.realize.iter_values) != loop_vars:
@@ -241,8 +244,11 @@ def tile_contraction(sch, info: BlockInfo, tiles, row_tiles_inner: bool = False)
               if iv.var is not row_iv.var and iv.var is not col_iv.var]
     # A panel is reused by every row tile, in convolutions also across output rows.
     reusers = others + [i0] if row_tiles_inner else [i0]
-    grouped = _grouped_column_tiles(sch, j0, i0, reusers, cols, reduce, float_bits(info))
-    if row_tiles_inner and grouped:
+    grouped = None if column_tiles_outer else \
+        _grouped_column_tiles(sch, j0, i0, reusers, cols, reduce, float_bits(info))
+    if column_tiles_outer:
+        spatial = others + [j0, i0]
+    elif row_tiles_inner and grouped:
         spatial = [grouped[0]] + others + grouped[2:] + [i0]
     elif row_tiles_inner:
         spatial = others + [j0, i0]

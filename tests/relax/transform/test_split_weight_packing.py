@@ -26,8 +26,11 @@ def _blocks(func) -> list:
 
 
 def _scheduled_dense(m, k, n):
+    """The default schedule of a dense whose weight is a constant, as PrepackWeights
+    marks it (``CONSTANT_PARAMS``)."""
     x, w = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w")
-    mod = tvm.IRModule({"main": te.create_prim_func([x, w, topi.nn.dense(x, w)])})
+    func = te.create_prim_func([x, w, topi.nn.dense(x, w)]).with_attr(CONSTANT_PARAMS, [1])
+    mod = tvm.IRModule({"main": func})
     with TARGET:
         return dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(mod)["main"]
 
@@ -279,3 +282,31 @@ def test_the_pass_adds_a_packing_call_that_fold_constant_folds():
     assert only.value.args[0] == gv and isinstance(only.value.args[1].fields[1], relax.Constant)
     x = rng.standard_normal((64, 32), "float32")
     np.testing.assert_allclose(_run(folded, x), np.maximum(x @ w, 0), rtol=1e-4, atol=1e-4)
+
+
+def _packed_shapes(mod) -> list:
+    """The shapes of the panel buffers the kernels of ``mod`` allocate."""
+    return [[int(s.value) for s in buf.shape] for gv, f in mod.items()
+            if gv.name_hint != "main" and hasattr(f, "buffer_map") for b in _blocks(f)
+            for buf in b.alloc_buffers if buf.name.endswith("_global")]
+
+
+def test_a_dense_of_64_rows_packs_a_constant_weight_once_and_x_for_an_argument():
+    """64 rows, 256 columns: a constant weight is packed at build time and the kernel
+    packs nothing; a weight passed in is read where it lies while the kernel packs x
+    (dlight's ``swap_packed_operand``) on both register files."""
+    rng = np.random.default_rng(11)
+    xv, wv = rng.standard_normal((64, 96), "float32"), rng.standard_normal((256, 96), "float32")
+    constant = _prepacked(_dense_module(xv, wv, constant=True))
+    assert not _kernels_pack(constant)
+    np.testing.assert_allclose(_run(constant, xv), xv @ wv.T, rtol=1e-4, atol=1e-4)
+    argument = _dense_module(xv, wv, constant=False)
+    zero = relax.get_pipeline("zero")(argument)
+    for mcpu in ("znver3", "znver4"):
+        with Target(f"llvm -mcpu={mcpu}"):
+            scheduled = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(zero)
+        cols = 2 * Target(f"llvm -mcpu={mcpu}").vector_lanes(32)
+        assert _packed_shapes(scheduled) == [[64 // cols, 96, cols]], mcpu
+    vm = relax.VirtualMachine(relax.build(argument, TARGET), tvm.cpu())
+    np.testing.assert_allclose(vm["main"](tvm.nd.array(xv), tvm.nd.array(wv)).numpy(),
+                               xv @ wv.T, rtol=1e-4, atol=1e-4)
