@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..dlight.cpu import default_rules
+from ..dlight.cpu.gemv import CONSTANT_PARAMS
 from ..ir.errors import ScheduleError
 from ..ir.module import IRModule
 from ..ir.structural import structural_equal
@@ -24,13 +25,20 @@ from ..tir.schedule import Schedule, Trace
 __all__ = ["default_schedule"]
 
 
-def default_schedule(mod: IRModule, target: Target) -> Schedule | None:
+def default_schedule(mod: IRModule, target: Target,
+                     constant_params: tuple = ()) -> Schedule | None:
     """``mod`` (one PrimFunc) scheduled by the first default CPU rule that applies, or
-    None (several PrimFuncs, a non-CPU target, or no rule applies)."""
+    None (several PrimFuncs, a non-CPU target, or no rule applies). ``constant_params``
+    (the parameters its model passes constants for) are named to the rules as
+    ``relax.build`` names them (``CONSTANT_PARAMS``): a dense of 64 rows whose weight is
+    a constant packs it, to be packed once at build time, while with the weight an
+    argument it packs the rows instead; the trace replays on ``mod`` unmarked."""
     funcs = [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, PrimFunc)]
     if len(funcs) != 1 or not target.is_cpu:
         return None
     name, func = funcs[0]
+    if constant_params:
+        func = func.with_attr(CONSTANT_PARAMS, [int(p) for p in constant_params])
     for rule in default_rules():
         try:
             scheduled = rule.apply(func, target, False)

@@ -83,7 +83,8 @@ def default_schedule_records(context, database, workload) -> list[TuningRecord]:
     ``baseline_schedules``, recognised by their trace); none when it has none or its
     record failed."""
     generator = context.space_generator
-    schedules = [] if generator is None else generator.baseline_schedules(context.mod)
+    schedules = [] if generator is None else \
+        generator.baseline_schedules(context.mod, context.constant_params)
     keys = {json.dumps(sch.trace.as_json()) for sch in schedules}
     return [record for record in latest_per_trace(database.get_records(workload))
             if record.trace_key in keys and record.is_valid]

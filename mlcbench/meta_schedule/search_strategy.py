@@ -140,7 +140,8 @@ class SearchStrategy:
         mod = self._context.mod
         seeds = (self._postprocess(sch)
                  for sch in generator.seed_schedules(mod, state.design_spaces))
-        for sch in [*generator.baseline_schedules(mod), *seeds]:
+        for sch in [*generator.baseline_schedules(mod, self._context.constant_params),
+                    *seeds]:
             key = None if sch is None else structural_hash(sch.mod)
             # Keyed by the scheduled module, not the trace: two traces may make one program.
             if key is not None and key not in state.seen:

@@ -81,9 +81,10 @@ class SpaceGenerator:
         raise NotImplementedError(f"{type(self).__name__} must implement "
                                   "generate_design_space(mod)")
 
-    def baseline_schedules(self, mod) -> list:
+    def baseline_schedules(self, mod, constant_params: tuple = ()) -> list:
         """Finished schedules the search measures first, before any sampled candidate
-        (none by default; :class:`PostOrderApply` gives the default schedule)."""
+        (none by default; :class:`PostOrderApply` gives the default schedule, knowing
+        which parameters the model passes constants for)."""
         return []
 
     def seed_schedules(self, mod, design_spaces) -> list:
@@ -216,14 +217,16 @@ class PostOrderApply(SpaceGenerator):
         self.f_block_filter = f_block_filter
         self.measure_default = measure_default
 
-    def baseline_schedules(self, mod) -> list:
-        """The schedule ``relax.build`` would use untuned (dlight's CPU rules), so that
-        tuning measures it first and never ends slower than the untuned build.
-        ``measure_default=False`` leaves it out."""
+    def baseline_schedules(self, mod, constant_params: tuple = ()) -> list:
+        """The schedule ``relax.build`` would use untuned (dlight's CPU rules, told the
+        ``constant_params`` as PrepackWeights tells them), so that tuning measures it
+        first and never ends slower than the untuned build. ``measure_default=False``
+        leaves it out."""
         if not self.measure_default:
             return []
         from .default_schedule import default_schedule
-        sch = default_schedule(as_module(mod, (PrimFunc,), "space generator"), as_target(self.target))
+        sch = default_schedule(as_module(mod, (PrimFunc,), "space generator"),
+                               as_target(self.target), constant_params)
         return [] if sch is None else [sch]
 
     def seed_schedules(self, mod, design_spaces) -> list:

@@ -93,3 +93,37 @@ def test_hand_written_spaces_and_measure_default_false_have_no_baseline(tmp_path
                                runner=measurer.runner, progress_bar=False)
         for record in database.get_all_tuning_records():
             assert "sample_perfect_tile" in [inst.kind for inst in record.trace.insts]
+
+
+@pytest.mark.parametrize("rows, argument_packs", [(64, "x_global"), (16, None)])
+def test_a_constant_weight_gets_the_default_schedule_relax_build_gives_it(rows, argument_packs):
+    """On AVX-512, a dense whose weight its model passes as a constant packs the weight
+    (PrepackWeights packs it once at build time), as ``relax.build``'s default rules do
+    when told the constant parameters; with the weight an argument, 64 rows pack ``x``
+    and 16 go in tiles of rows, packing nothing. The trace replays on the unmarked
+    task."""
+    avx512 = Target("llvm -mcpu=znver4")
+    x, w = te.placeholder((rows, 256), name="x"), te.placeholder((1024, 256), name="w")
+    mod = IRModule({"main": te.create_prim_func([x, w, topi.nn.dense(x, w)])})
+    constant = default_schedule(mod, avx512, constant_params=(1,))
+    assert "w_global" in constant.mod.script() and "x_global" not in constant.mod.script()
+    assert "mlcbench.constant_params" not in constant.mod.script()
+    replayed = constant.trace.apply_to_schedule(Schedule(mod), remove_postproc=False)
+    assert structural_hash(replayed.mod) == structural_hash(constant.mod)
+    argument = default_schedule(mod, avx512).mod.script()
+    assert "w_global" not in argument
+    assert (argument_packs in argument) if argument_packs else "_global" not in argument
+
+
+def test_tuning_measures_first_the_default_schedule_for_its_constants():
+    """The search strategy's first candidate is the default schedule of the task's
+    constant parameters (the weight packed), not the one of an argument weight."""
+    avx512 = Target("llvm -mcpu=znver4 --num-cores=2")
+    x, w = te.placeholder((64, 256), name="x"), te.placeholder((1024, 256), name="w")
+    mod = IRModule({"main": te.create_prim_func([x, w, topi.nn.dense(x, w)])})
+    for params, packed in [((1,), "w_global"), ((), "x_global")]:
+        context = ms.TuneContext(mod, target=avx512, space_generator=ms.PostOrderApply(),
+                                 search_strategy=ms.ReplayTrace(), constant_params=params)
+        context.pre_tuning(max_trials=2, num_trials_per_iter=2)
+        first = context.generate_measure_candidates()[0]
+        assert packed in first.sch.mod.script(), params
