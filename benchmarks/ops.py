@@ -1,7 +1,9 @@
 """Default-scheduled operators against numpy (and onnxruntime's single-op models).
 
 Run: ``python benchmarks/ops.py [--rounds 5] [--threads 2] [--only softmax pool]``;
-``--threads 1 --cpu-time`` counts CPU seconds of the calling thread (a busy machine).
+``--threads 1 --cpu-time`` counts CPU seconds of the calling thread (a busy machine);
+``--mcpu haswell`` schedules and builds for another CPU than the host's (one whose
+instructions the host runs): on an AVX-512 host, the AVX2 schedules of 8-lane targets.
 
 Each operator is written with ``mlcbench.topi``, scheduled by
 ``dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())`` and built. The table
@@ -206,9 +208,9 @@ def onnx_session(op_type, attrs, arrays, out_shape, threads):
     return lambda: session.run(None, feeds)
 
 
-def measure(name, rounds, threads, cpu_time=False):
+def measure(name, rounds, threads, cpu_time=False, mcpu=None):
     inputs, output, arrays, numpy_fn, (op_type, attrs) = WORKLOADS[name]()
-    target = Target(f"llvm --num-cores={threads}")
+    target = Target(f"llvm {f'-mcpu={mcpu} ' if mcpu else ''}--num-cores={threads}")
     mod = mlcbench.IRModule({"main": te.create_prim_func(inputs + [output])})
     with target:
         mod = dlight.ApplyDefaultSchedule(*dlight.cpu.default_rules())(mod)
@@ -237,15 +239,20 @@ def main() -> None:
                         help="time the calling thread's CPU seconds (with --threads 1)")
     parser.add_argument("--only", nargs="*", default=None,
                         help="run the workloads whose names contain one of these words")
+    parser.add_argument("--mcpu", default=None,
+                        help="schedule and build for this CPU (e.g. haswell) instead of the host's")
     args = parser.parse_args()
     if args.cpu_time and args.threads != 1:
         parser.error("--cpu-time counts the calling thread only: use it with --threads 1")
     names = [n for n in WORKLOADS if not args.only or any(w in n for w in args.only)]
     print(host_line(args.threads) + (", thread CPU time" if args.cpu_time else ""))
+    if args.mcpu:
+        print(f"ours built for -mcpu={args.mcpu} "
+              f"({Target('llvm -mcpu=' + args.mcpu).vector_lanes(32)} float32 lanes)")
     print(f"{'workload':<30}{'ours ms':>9}{'numpy ms':>10}{'vs numpy':>10}"
           f"{'ort ms':>9}{'vs ort':>8}")
     for name in names:
-        ours, theirs, ort = measure(name, args.rounds, args.threads, args.cpu_time)
+        ours, theirs, ort = measure(name, args.rounds, args.threads, args.cpu_time, args.mcpu)
         ort_cols = f"{ort * 1e3:>9.3f}{ort / ours:>7.2f}x" if ort else f"{'-':>9}{'-':>8}"
         print(f"{name:<30}{ours * 1e3:>9.3f}{theirs * 1e3:>10.3f}{theirs / ours:>9.2f}x"
               f"{ort_cols}", flush=True)

@@ -108,9 +108,18 @@ def test_row_tiles_fit_half_the_registers():
     assert row_tile(3, Target("llvm -mcpu=znver4")) == 3
 
 
-def test_on_8_lanes_a_few_rows_keep_the_packed_micro_kernel(default_schedule):
-    """Built for AVX2 the register tile kept up with the tiles of rows (``gemv.py``)."""
+def test_on_8_lanes_a_few_rows_go_in_tiles_of_two_rows(default_schedule):
+    """AVX2's 16 registers: tiles of 2 rows x 4 outputs, 8 accumulators of 8 lanes."""
     text = default_schedule(_dense_func(16, 1024, 1024), Target("llvm -mcpu=znver3")).script()
+    assert "_global" not in text, text
+    assert re.search(r"for j_0 in T\.parallel\(256\):\s*for i_0 in range\(8\):", text), text
+    assert re.search(r"for k_0 in range\(128\):\s*for i_1 in T\.unroll\(2\):\s*"
+                     r"for j_1 in T\.unroll\(4\):\s*for k_1 in T\.vectorized\(8\)", text), text
+
+
+def test_below_8_lanes_a_few_rows_keep_the_packed_micro_kernel(default_schedule):
+    """SSE's 4 lanes (``generic``): the tiles of rows were not measured there."""
+    text = default_schedule(_dense_func(16, 1024, 1024), Target("llvm -mcpu=generic")).script()
     assert "_global" in text and "_rf" not in text, text
 
 

@@ -19,7 +19,7 @@ once for them)::
 registers, and each weight vector loaded serves all ``M`` rows.
 
 More rows than half the registers hold (up to ``GEMV_TILED_MAX_ROWS``, for a weight that
-is not a constant, on targets of 16 lanes or more) go in tiles of ``row_tile`` rows
+is not a constant, on targets of 8 lanes or more) go in tiles of ``row_tile`` rows
 inside ``j0``; the four rows of the weight a tile reads stay in L1 for the next tile::
 
     for j0 in T.parallel(N // 4):
@@ -50,11 +50,15 @@ J_UNROLL = 4
 # 16x768x3072 0.556 -> 0.589 (0.485); at 64 rows the tile won (0.79 against 0.87).
 # A constant weight keeps the register tile: packed once at build time (PrepackWeights),
 # 8x1024x1024 ran 0.08 ms against 0.12 here. Built for AVX2 (``haswell``, run on the
-# same Zen 4) the register tile's 6-row tiles already kept up: 0.101 against 0.101 at
-# 8 rows, 0.184 against 0.196 at 16, 0.352 against 0.381 at 32, 3.14 against 3.15 for
-# 8x4096x4096; so the path is taken from ``GEMV_TILED_MIN_LANES`` vector lanes.
+# same Zen 4; tiles of 2 rows), register tile -> tiles of rows, ms (numpy): 5x1024x1024
+# 0.642 -> 0.106 (0.426), 8x1024x1024 0.656 -> 0.103 (0.411), 12x1024x1024 0.698 ->
+# 0.144, 16x1024x1024 0.366 (its rows packed, ``matmul.swap_packed_operand``) -> 0.198,
+# 24x1024x1024 0.813 -> 0.271, 31x1024x1024 0.923 -> 0.610, 8x4096x4096 7.49 -> 3.19
+# (7.60), 24x768x3072 0.654 -> 0.620; so the path is taken from ``GEMV_TILED_MIN_LANES``
+# (8) vector lanes. 32 rows fill whole vector tiles and pack their rows instead
+# (``matmul.SWAP_MIN_ROWS``).
 GEMV_TILED_MAX_ROWS = 32
-GEMV_TILED_MIN_LANES = 16
+GEMV_TILED_MIN_LANES = 8
 # The PrimFunc attribute listing the parameters every call passes a constant
 # (PrepackWeights sets it on the kernels it schedules): their packing runs once.
 CONSTANT_PARAMS = "mlcbench.constant_params"

@@ -13,8 +13,8 @@ constant ``B`` is packed once at build time (``PrepackWeights``). AlexNet's 9216
 Matrix-vector products on ``W[j, k]`` (both operands contiguous along ``k``) skip
 packing and take the ``gemv`` schedule instead; so do products of up to
 ``GEMV_TILED_MAX_ROWS`` rows whose weight is not a constant (``CONSTANT_PARAMS``), in
-tiles of rows, on targets of 16 lanes or more: a constant weight is packed once at build
-time, and the register tile then wins (on 8 lanes it keeps up either way). A transposed
+tiles of rows, on targets of 8 lanes or more: a constant weight is packed once at build
+time, and the register tile then wins. A transposed
 operand, and a weight ``B[k, j]`` read by few row tiles, are packed inside the parallel
 loop, a panel where its row tiles run (``pack_in_tasks``); others in a pass of their own
 at the head of the kernel.
@@ -45,6 +45,10 @@ PACK_MIN_ROW_TILES = 4
 # 256x4096x4096 41.7 -> 39.4, while 256x1024x1024 (2.54 -> 2.59) and 512x1024x4096
 # (19.8 both ways) gain nothing.
 SWAP_MAX_ROWS = 256
+# Fewer rows go in tiles of rows instead (``gemv``) when the weight is not a constant:
+# built for AVX2 (``haswell``) 16x1024x1024 ran 0.366 ms with its rows packed and 0.198 in
+# tiles of rows, 32x1024x1024 0.322 and 0.378.
+SWAP_MIN_ROWS = 32
 
 
 def matmul_block(sch):
@@ -123,8 +127,8 @@ def swap_packed_operand(sch, info, loads, tiles, target):
     whichever axis is the vector one (``x[i, k] * W[j, k]``: neither is contiguous
     along its output axis), the operand packed by default is the larger one and not a
     constant (``CONSTANT_PARAMS``: one packed at build time costs nothing per call),
-    and the rows, at most ``SWAP_MAX_ROWS``, fill whole vector tiles of two registers
-    each. ``x`` is then packed once, in a pass of its own, the weight is read where it
+    and the rows, from ``SWAP_MIN_ROWS`` to ``SWAP_MAX_ROWS``, fill whole vector tiles
+    of two registers each. ``x`` is then packed once, in a pass of its own, the weight is read where it
     lies (each row broadcast along ``k``), and the accumulators are transposed into
     the output when a tile is written. The tiles of ``x`` run outermost, each panel in
     L2 while the weight streams past: built for ``haswell`` (run on a Zen 4),
@@ -134,7 +138,8 @@ def swap_packed_operand(sch, info, loads, tiles, target):
     row_iv, col_iv, _, _ = tiles
     rows, cols = int(row_iv.dom.extent.value), int(col_iv.dom.extent.value)
     lanes = target.vector_lanes(float_bits(info))
-    if not (rows < cols and rows <= SWAP_MAX_ROWS and rows % (2 * lanes) == 0):
+    if not (rows < cols and SWAP_MIN_ROWS <= rows <= SWAP_MAX_ROWS and
+            rows % (2 * lanes) == 0):
         return None
     packed, other = _transposed_operand(col_iv, loads), _transposed_operand(row_iv, loads)
     if packed is None or other is None or packed is other or \
