@@ -128,13 +128,14 @@ def swap_packed_operand(sch, info, loads, tiles, target):
     along its output axis), the operand packed by default is the larger one and not a
     constant (``CONSTANT_PARAMS``: one packed at build time costs nothing per call),
     and the rows, from ``SWAP_MIN_ROWS`` to ``SWAP_MAX_ROWS``, fill whole vector tiles
-    of two registers each. ``x`` is then packed once, in a pass of its own, the weight is read where it
-    lies (each row broadcast along ``k``), and the accumulators are transposed into
-    the output when a tile is written. The tiles of ``x`` run outermost, each panel in
-    L2 while the weight streams past: built for ``haswell`` (run on a Zen 4),
-    96x1024x1024 took 2.07 ms with the panels in groups of three inside the weight's
-    tiles and 1.01 with the panels outside (the packed tile before: 1.55); other
-    shapes moved by under 8% either way. Else None."""
+    of two registers each. ``x`` is then packed once (at the head, or a panel per task
+    where its panels are enough tasks), the weight is read where it lies (each row
+    broadcast along ``k``), and the accumulators are transposed into the output when a
+    tile is written. The tiles of ``x`` run outermost, each panel in L2 while the
+    weight streams past: built for ``haswell`` (run on a Zen 4), 96x1024x1024 took
+    2.07 ms with the panels in groups of three inside the weight's tiles and 1.01 with
+    the panels outside (the packed tile before: 1.55); other shapes moved by under 8%
+    either way. Else None."""
     row_iv, col_iv, _, _ = tiles
     rows, cols = int(row_iv.dom.extent.value), int(col_iv.dom.extent.value)
     lanes = target.vector_lanes(float_bits(info))
