@@ -10,7 +10,8 @@ from mlcbench import dlight, te, topi
 from mlcbench.script import from_source
 from mlcbench.dlight.cpu import Matmul, tiling
 from mlcbench.dlight.cpu.gemv import CONSTANT_PARAMS
-from mlcbench.dlight.cpu.matmul import SWAP_MIN_ROWS
+from mlcbench.dlight.cpu.matmul import (SWAP_MAX_PADDED_ROWS_512, SWAP_MAX_ROWS,
+                                        SWAP_MIN_ROWS, padded_rows)
 from mlcbench.tir.stmt import For, ForKind
 from mlcbench.tir.functor import post_order_visit
 
@@ -291,9 +292,35 @@ def test_32_rows_pack_x_rather_than_go_in_tiles_of_rows(mcpu, default_schedule):
     assert "_rf" in default_schedule(_dense_func(16, 1024, 1024), target).script()
 
 
+def test_rows_are_padded_to_whole_vector_tiles_up_to_a_quarter_more():
+    assert padded_rows(40, 16) == 48 and padded_rows(200, 32) == 224
+    assert padded_rows(64, 32) == 64
+    assert padded_rows(48, 32) is None and padded_rows(33, 16) is None
+
+
+@pytest.mark.parametrize("mcpu, m, padded", [("znver3", 40, 48), ("znver3", 200, 208),
+                                             ("znver4", 56, 64), ("znver4", 120, 128)])
+def test_rows_in_no_whole_vector_tile_pack_x_padded_with_zero_rows(mcpu, m, padded,
+                                                                  default_schedule):
+    """x's panels are filled with zeros past its rows, the accumulators and the product
+    run whole tiles with no bound test on the rows, and only the write-back tests it."""
+    target = Target(f"llvm -mcpu={mcpu}")
+    cols = 2 * target.vector_lanes(32)
+    text = default_schedule(_dense_func(m, 256, 1024), target).script()
+    assert f"x_global = T.alloc_buffer(({padded // cols}, 256, {cols}))" in text, text
+    assert f"T.if_then_else(v0 < {m}, x[v0, v1], T.float32(0))" in text, text
+    assert f'T_matmul_NT_local = T.alloc_buffer((1024, {padded}), scope="local")' in text
+    update = text[text.index('T.block("T_matmul_NT_update")'):]
+    update = update[:update.index("T_matmul_NT_local[v_j, v_i] =")]
+    assert f"v_i = T.axis.spatial({padded}," in update, text
+    assert f"< {m})" not in update and f"<= {m - 1})" not in update, text
+    assert f"<= {m - 1}" in text[text.index('T.block("T_matmul_NT_local")') - 300:], text
+
+
 @pytest.mark.parametrize("m, k, n, constant", [
     (64, 512, 1024, True),      # the weight packed once at build time
-    (48, 512, 1024, False),     # rows in no whole number of AVX-512 vector tiles
+    (48, 512, 1024, False),     # padded to whole AVX-512 tiles, a third more rows
+    (200, 512, 1024, False),    # padded, more than SWAP_MAX_PADDED_ROWS_512
     (64, 512, 64, False),       # no fewer rows than columns
     (288, 256, 1024, False),    # more than SWAP_MAX_ROWS
 ])
@@ -320,14 +347,16 @@ def test_a_batched_product_with_few_rows_packs_its_rows(default_schedule, named_
 
 
 @settings(max_examples=12, deadline=None)
-@given(m=st.sampled_from([16, 32, 64, 96, 128, 256]), k=st.sampled_from([1, 7, 64, 300]),
+@given(m=st.one_of(st.sampled_from([16, 32, 64, 96, 128, 256]), st.integers(17, 256)),
+       k=st.sampled_from([1, 7, 64, 300]),
        extra=st.integers(1, 200), bias=st.booleans(), batch=st.integers(0, 3),
        mcpu=st.sampled_from(["znver3", "znver4"]))
 def test_products_packing_their_rows_match_numpy(m, k, extra, bias, batch, mcpu,
                                                  default_schedule):
-    """Weights with partial row tiles (``n`` any count above ``m``), reductions of any
-    length, a bias and relu fused into the transposed write, batched products; scheduled
-    for AVX2's and AVX-512's tiles, built for the host."""
+    """Weights with partial row tiles (``n`` any count above ``m``), rows padded to whole
+    vector tiles, reductions of any length, a bias and relu fused into the transposed
+    write, batched products; scheduled for AVX2's and AVX-512's tiles, built for the
+    host."""
     n = m + extra
     rng = np.random.default_rng(m * 7919 + k * 31 + extra * 3 + batch)
     lead = (batch,) if batch else ()
@@ -345,7 +374,10 @@ def test_products_packing_their_rows_match_numpy(m, k, extra, bias, batch, mcpu,
             else (expected, [a, wt])
     scheduled = default_schedule(func, Target(f"llvm -mcpu={mcpu}"))
     lanes = Target(f"llvm -mcpu={mcpu}").vector_lanes(32)
-    if m >= SWAP_MIN_ROWS and m % (2 * lanes) == 0 and k > 1:
+    padded = padded_rows(m, 2 * lanes)
+    cap = SWAP_MAX_PADDED_ROWS_512 if lanes == 16 else SWAP_MAX_ROWS
+    if m >= SWAP_MIN_ROWS and padded is not None and (padded == m or padded <= cap) \
+            and k > 1:
         assert "x_global" in scheduled.script()
     out = mlcbench.nd.array(np.zeros(expected.shape, "float32"))
     mlcbench.build(scheduled, target="llvm")["main"](

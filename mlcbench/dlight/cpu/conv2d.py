@@ -75,7 +75,7 @@ from ..base import ScheduleRule
 from .common import (choose_vector_tile, float_bits, inline_injective_producers, loop_kinds,
                      schedule_remaining_blocks)
 from .packing import pack_vector_operand
-from .padding import pad_vector_tail, padded_extent
+from .padding import pad_packed_tail, padded_extent
 from .pointwise import pixel_lanes
 from .tiling import (PARALLEL_MIN_MACS, choose_conv_tile, choose_tiles, output_axes,
                      tile_contraction)
@@ -152,7 +152,7 @@ class Conv2D(ScheduleRule):
         schedule_remaining_blocks(sch, target.vector_lanes(32))
         if padded:
             # Without the padding when its rewrite does not find the blocks it expects.
-            return _padded_tail(sch, info.name, tiles[1].var.name, channels, padded) or \
+            return pad_packed_tail(sch, info.name, tiles[1].var.name, channels, padded) or \
                 self._apply(func, target, pad=False)
         return sch
 
@@ -189,30 +189,6 @@ def _guards_its_read(info) -> bool:
     post_order_visit(info.store.value, lambda node: conditional.append(
         isinstance(node, Select) or (isinstance(node, Call) and node.op == "tir.if_then_else")))
     return any(conditional)
-
-
-def _padded_tail(sch, name: str, channel_name: str, channels: int, padded: int):
-    """The scheduled convolution with its last column tile run whole (see ``padding``),
-    or None when its blocks are not where the rewrite expects them."""
-    func = sch.mod["main"]
-    update = next((i for i in block_infos(sch) if i.name == f"{name}_update"), None)
-    if update is None or update.store is None:
-        return None
-    accumulator = update.store.buffer
-    params = set(func.buffer_map.values())
-    channel = next((iv.var for iv in update.block.iter_vars if iv.var.name == channel_name),
-                   None)
-    # The packed weight: the intermediate read with the channel in its last (lane) index.
-    panels = [r.buffer for r in update.block.reads
-              if r.buffer is not accumulator and r.buffer not in params
-              and channel is not None and channel in iter_vars_of(r.region[-1].min)]
-    fills = [i.name for i in block_infos(sch)
-             if i.store is not None and len(panels) == 1 and i.store.buffer is panels[0]]
-    if len(fills) != 1:
-        return None
-    padded_func = pad_vector_tail(func, [f"{name}_init", f"{name}_update"], fills[0],
-                                  accumulator.name, channels, padded)
-    return None if padded_func is None else Schedule(padded_func)
 
 
 def conv_tiles(info, loads, target, cols=None):

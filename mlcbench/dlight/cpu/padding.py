@@ -26,6 +26,8 @@ from ...ir.structural import structural_equal
 from ...tir.expr import And, IntImm, LE, LT, Range, const
 from ...tir.functor import StmtExprMutator
 from ...tir.op import if_then_else
+from ...tir.schedule import Schedule
+from ..analysis import block_infos, iter_vars_of
 from .layout import allocated_buffer
 
 # Padding beyond this share of the channels costs more work than whole vectors save.
@@ -131,3 +133,29 @@ def pad_vector_tail(func, blocks: list, fill: str, accumulator_name: str, extent
         return None
     mutator = _PadTail(set(blocks), fill, accumulator, extent, padded)
     return func.with_body(mutator.visit(func.body))
+
+
+def pad_packed_tail(sch, name: str, channel_name: str, channels: int, padded: int):
+    """The schedule of the product ``name`` (a convolution, a matmul) with its last
+    column tile run whole (:func:`pad_vector_tail` up to ``padded``, the vector iterator
+    named ``channel_name`` of extent ``channels``), or None when its blocks are not
+    where the rewrite expects them."""
+    func = sch.mod["main"]
+    update = next((i for i in block_infos(sch) if i.name == f"{name}_update"), None)
+    if update is None or update.store is None:
+        return None
+    accumulator = update.store.buffer
+    params = set(func.buffer_map.values())
+    channel = next((iv.var for iv in update.block.iter_vars if iv.var.name == channel_name),
+                   None)
+    # The packed operand: the intermediate read with the channel in its last (lane) index.
+    panels = [r.buffer for r in update.block.reads
+              if r.buffer is not accumulator and r.buffer not in params
+              and channel is not None and channel in iter_vars_of(r.region[-1].min)]
+    fills = [i.name for i in block_infos(sch)
+             if i.store is not None and len(panels) == 1 and i.store.buffer is panels[0]]
+    if len(fills) != 1:
+        return None
+    padded_func = pad_vector_tail(func, [f"{name}_init", f"{name}_update"], fills[0],
+                                  accumulator.name, channels, padded)
+    return None if padded_func is None else Schedule(padded_func)

@@ -171,10 +171,10 @@ def _largest_divisor(extent: int, low: int, high: int):
     return next((d for d in range(high, low - 1, -1) if extent % d == 0), None)
 
 
-def choose_tiles(info: BlockInfo, loads, target, axes=None):
+def choose_tiles(info: BlockInfo, loads, target, axes=None, cols=None):
     """``(row_iv, col_iv, rows, cols)`` of the register tile, or None (also for
     symbolic extents: the tile shape is chosen from known sizes). ``axes`` (row, vector)
-    overrides :func:`choose_axes`."""
+    overrides :func:`choose_axes`, ``cols`` the vector tile."""
     if not all(hasattr(iv.dom.extent, "value") for iv in info.block.iter_vars):
         return None
     axes = axes or choose_axes(info, loads)
@@ -182,7 +182,7 @@ def choose_tiles(info: BlockInfo, loads, target, axes=None):
         return None
     row_iv, col_iv = axes
     lanes = target.vector_lanes(float_bits(info))
-    cols = choose_vector_tile(_extent(col_iv), lanes)
+    cols = cols or choose_vector_tile(_extent(col_iv), lanes)
     # Vectors per row rounded up: a partial vector still occupies a whole register.
     rows = choose_rows(_extent(row_iv), -(-cols // lanes), target.vector_registers)
     return row_iv, col_iv, rows, cols
