@@ -145,8 +145,8 @@ def swap_packed_operand(sch, info, loads, tiles, target):
     constant (``CONSTANT_PARAMS``: one packed at build time costs nothing per call),
     and the rows, from ``SWAP_MIN_ROWS`` to ``SWAP_MAX_ROWS``, fill whole vector tiles
     of two registers each, or do once padded (``padded_rows``; the padding rewrite is
-    ``padding.pad_packed_tail``). ``x`` is then packed once (at the head, or a panel per task
-    where its panels are enough tasks), the weight is read where it lies (each row
+    ``padding.pad_packed_tail``). ``x`` is then packed once (at the head, or a panel per
+    task where its panels are enough tasks), the weight is read where it lies (each row
     broadcast along ``k``), and the accumulators are transposed into the output when a
     tile is written. The tiles of ``x`` run outermost, each panel in L2 while the
     weight streams past: built for ``haswell`` (run on a Zen 4), 96x1024x1024 took
