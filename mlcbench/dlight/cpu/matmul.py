@@ -35,7 +35,7 @@ from .common import float_bits, inline_injective_producers, schedule_remaining_b
 from .gemv import (CONSTANT_PARAMS, GEMV_MAX_ROWS, GEMV_TILED_MAX_ROWS,
                    GEMV_TILED_MIN_LANES, gemv_axes, schedule_gemv, weight_load)
 from .packing import pack_in_tasks, pack_vector_operand
-from .padding import pad_packed_tail
+from .padding import pad_packed_tail, rounded_up
 from .tiling import choose_rows, choose_tiles, output_axes, tile_contraction
 
 # A contiguous operand is packed only when at least this many row tiles reuse it.
@@ -170,8 +170,7 @@ def swap_packed_operand(sch, info, loads, tiles, target):
 def padded_rows(rows: int, tile: int):
     """``rows`` rounded up to whole vector tiles of ``tile`` lanes when that adds at most
     ``SWAP_MAX_PADDING`` of them (``padded_rows(40, 16) == 48``), else None."""
-    padded = -(-rows // tile) * tile
-    return padded if padded - rows <= SWAP_MAX_PADDING * rows else None
+    return rounded_up(rows, tile, SWAP_MAX_PADDING)
 
 
 def _transposed_operand(iv, loads):

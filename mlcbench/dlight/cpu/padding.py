@@ -41,8 +41,14 @@ def padded_extent(extent: int, lanes: int) -> int | None:
     None otherwise."""
     if lanes < 16 or extent % lanes == 0 or extent < 2 * lanes:
         return None
-    padded = -(-extent // lanes) * lanes
-    return padded if (padded - extent) <= MAX_PADDING_SHARE * extent else None
+    return rounded_up(extent, lanes, MAX_PADDING_SHARE)
+
+
+def rounded_up(extent: int, multiple: int, max_share: float) -> int | None:
+    """``extent`` rounded up to a multiple of ``multiple`` when that adds at most
+    ``max_share`` of it (``rounded_up(72, 16, 1 / 8) == 80``), else None."""
+    padded = -(-extent // multiple) * multiple
+    return padded if padded - extent <= max_share * extent else None
 
 
 def _conjuncts(expr) -> list:
