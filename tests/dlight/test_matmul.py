@@ -269,7 +269,7 @@ def test_rows_in_whole_vector_tiles_pack_x_and_read_the_weight_in_place(default_
     assert f"x_global = T.alloc_buffer(({64 // cols}, 512, {cols}))" in text, text
     assert "w_global" not in text and "_rf" not in text, text
     assert 'T_matmul_NT_local = T.alloc_buffer((1024, 64), scope="local")' in text, text
-    first, product = _parallel_loop(scheduled)
+    _, product = _parallel_loop(scheduled)     # x's packing, then the product
     assert text.index('T.block("x_global")') < text.index(product.loop_var.name), text
     assert product.loop_var.name == "i_0_j_0_fused", text
     assert int(product.extent.value) == (64 // cols) * -(-1024 // rows)

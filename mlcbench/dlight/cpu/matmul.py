@@ -130,8 +130,8 @@ class Matmul(ScheduleRule):
             if not tile_contraction(sch, info, tiles, column_tiles_outer=bool(swapped)):
                 return None
         schedule_remaining_blocks(sch, target.vector_lanes(32))
-        rows = int(tiles[1].dom.extent.value)
-        if swapped and rows % tiles[3]:
+        rows = int(tiles[1].dom.extent.value) if swapped else 0
+        if rows % tiles[3]:
             # Where the rewrite does not find its blocks, the last tile keeps its bound test.
             sch = pad_packed_tail(sch, found[0].name, tiles[1].var.name, rows,
                                   padded_rows(rows, tiles[3])) or sch
