@@ -29,13 +29,14 @@ same map through ``transform_layout``), so every index of the tile is plain.
 The register tile (see ``tiling``) instead vectorizes output channels, which needs the
 weights packed into panels and a transposing write-back of every tile to NCHW; here the
 weights are read where they lie and the write-back is plain vector stores. Measured on a
-2-core Zen 4 (16 lanes), with the input read in place (before the panels), each ResNet-50
-layer against its register tile with the weights packed once (as a model runs it), in us: 28x28 128->512 with the residual add 636 -> 452,
-512->128 576 -> 454, 56x56 64->256 with the residual add 625 -> 463, 256->64 499 -> 456,
-256->128 1024 -> 927. The whole model (onnx wheel, batch 1) went from 41.3 to 39.4 ms
-(1.07x -> 1.03x onnxruntime's time in the same run), ShuffleNet from 3.30 to 3.08 ms,
-DenseNet-121 from 33.9 to 33.2. Rows of pixels that the lanes do not divide (14x14 and
-7x7) keep the register tile: partial vectors ran slower.
+2-core Zen 4 (16 lanes), with the input read in place (before the panels), each
+ResNet-50 layer against its register tile with the weights packed once (as a model runs
+it), in us: 28x28 128->512 with the residual add 636 -> 452, 512->128 576 -> 454, 56x56
+64->256 with the residual add 625 -> 463, 256->64 499 -> 456, 256->128 1024 -> 927. The
+whole model (onnx wheel, batch 1) went from 41.3 to 39.4 ms (1.07x -> 1.03x
+onnxruntime's time in the same run), ShuffleNet from 3.30 to 3.08 ms, DenseNet-121 from
+33.9 to 33.2. Rows of pixels that the lanes do not divide (14x14 and 7x7) keep the
+register tile: partial vectors ran slower.
 
 Axes before the output channel other than the batch (the group of
 ``topi.nn.group_conv2d_nchw_by_group``, whose input channel is ``g * C + rc``) join the
