@@ -88,24 +88,32 @@ def _dense_func(m, k, n, constant_weight=False):
 
 
 def test_up_to_32_rows_go_in_tiles_of_rows(default_schedule):
-    """16 rows with a weight passed in, on AVX-512: tiles of 4 rows inside the parallel
-    outputs, each tile's partial sums (4 rows x 4 outputs) in half the 32 registers,
-    summed under the tile; the weight read where it lies."""
+    """16 rows with a weight passed in, on AVX-512: tiles of 8 rows x 2 outputs inside
+    the parallel outputs, each tile's partial sums in half the 32 registers, summed under
+    the tile; the weight read where it lies, each of its rows by two tiles."""
     target = Target("llvm -mcpu=znver4")
     text = default_schedule(_dense_func(16, 1024, 1024), target).script()
     assert "_global" not in text, text
-    assert re.search(r"for j_0 in T\.parallel\(256\):\s*for i_0 in range\(4\):", text), text
-    assert re.search(r"for k_0 in range\(64\):\s*for i_1 in T\.unroll\(4\):\s*"
-                     r"for j_1 in T\.unroll\(4\):\s*for k_1 in T\.vectorized\(16\)", text), text
+    assert re.search(r"for j_0 in T\.parallel\(512\):\s*for i_0 in range\(2\):", text), text
+    assert re.search(r"for k_0 in range\(64\):\s*for i_1 in T\.unroll\(8\):\s*"
+                     r"for j_1 in T\.unroll\(2\):\s*for k_1 in T\.vectorized\(16\)", text), text
     writeback = text[text.index('T.block("T_matmul_NT")') - 200:text.index('T.block("T_matmul_NT")')]
-    assert re.search(r"T\.grid\(16, 4, 4\)", writeback), text
+    assert re.search(r"T\.grid\(16, 8, 2\)", writeback), text
 
 
 def test_row_tiles_fit_half_the_registers():
-    assert row_tile(16, Target("llvm -mcpu=znver4")) == 4
-    assert row_tile(16, Target("llvm -mcpu=znver3")) == 2
-    assert row_tile(7, Target("llvm -mcpu=znver4")) == 1
-    assert row_tile(3, Target("llvm -mcpu=znver4")) == 3
+    avx512, avx2 = Target("llvm -mcpu=znver4"), Target("llvm -mcpu=znver3")
+    assert row_tile(16, avx512) == (8, 2)
+    assert row_tile(24, avx512) == (8, 2)
+    assert row_tile(12, avx512) == (6, 2)
+    assert row_tile(7, avx512) == (7, 2)
+    assert row_tile(10, avx512) == (5, 2)
+    assert row_tile(3, avx512) == (3, 4)
+    # a divisor small enough for four outputs keeps them: 11 rows go one at a time
+    assert row_tile(11, avx512) == (1, 4)
+    # AVX2's 16 registers keep 2 rows x 4 outputs (4 x 2 ran slower)
+    assert row_tile(16, avx2) == (2, 4)
+    assert row_tile(5, avx2) == (1, 4)
 
 
 def test_on_8_lanes_a_few_rows_go_in_tiles_of_two_rows(default_schedule):

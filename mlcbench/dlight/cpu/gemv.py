@@ -19,14 +19,15 @@ once for them)::
 registers, and each weight vector loaded serves all ``M`` rows.
 
 More rows than half the registers hold (up to ``GEMV_TILED_MAX_ROWS``, for a weight that
-is not a constant, on targets of 8 lanes or more) go in tiles of ``row_tile`` rows
-inside ``j0``; the four rows of the weight a tile reads stay in L1 for the next tile::
+is not a constant, on targets of 8 lanes or more) go in tiles of rows inside ``j0``
+(:func:`row_tile`: 8 rows x 2 outputs with AVX-512's 32 registers, 2 x 4 with AVX2's
+16); the rows of the weight a tile reads stay in L1 for the next tile::
 
-    for j0 in T.parallel(N // 4):
-        for i0 in range(M // 4):                  # 4 rows x 4 outputs: 16 accumulators
-            C_rf[4, 4, 16] = 0
-            for k0 in range(K // 16): ...         # as above, rows i0 * 4 + i1
-            C[i0 * 4 + i1, j0 * 4 + j1] = sum(C_rf[i1, j1, :])
+    for j0 in T.parallel(N // 2):
+        for i0 in range(M // 8):                  # 8 rows x 2 outputs: 16 accumulators
+            C_rf[8, 2, 16] = 0
+            for k0 in range(K // 16): ...         # as above, rows i0 * 8 + i1
+            C[i0 * 8 + i1, j0 * 2 + j1] = sum(C_rf[i1, j1, :])
 """
 from __future__ import annotations
 
@@ -59,6 +60,16 @@ J_UNROLL = 4
 # (``matmul.SWAP_MIN_ROWS``).
 GEMV_TILED_MAX_ROWS = 32
 GEMV_TILED_MIN_LANES = 8
+# Outputs per tile when the rows come in tiles, so that a tile holds twice the rows of
+# ``J_UNROLL`` outputs and each row of the weight is read by half the tiles. On a 2-core
+# Cascade Lake Xeon (AVX-512), weight an argument, 2 x 4 tiles of rows -> 8 x 2, best ms
+# of 16 interleaved rounds and the median of the rounds' speed-ups (onnxruntime's Gemm in
+# the same rounds): 8x1024x1024 0.431 -> 0.264 (1.56x; 0.319), 16x4096x4096 8.91 -> 7.48
+# (1.16x; 7.94), 12x1024x1024 0.633 -> 0.467 (1.27x), 24x768x3072 3.66 -> 2.49 (1.39x).
+# Built for AVX2 (``haswell``, same host: 2 x 4 -> 4 x 2) they ran slower, 0.87-0.95x
+# (8x1024x1024, 16x1024x1024, 24x768x3072), so only a 32-register file takes them.
+ROW_TILE_OUTPUTS = 2
+ROW_TILE_MIN_REGISTERS = 32
 # The PrimFunc attribute listing the parameters every call passes a constant
 # (PrepackWeights sets it on the kernels it schedules): their packing runs once.
 CONSTANT_PARAMS = "mlcbench.constant_params"
@@ -135,23 +146,33 @@ def schedule_gemv(sch, info: BlockInfo, loads, target, max_rows: int = GEMV_MAX_
     weight_vars = iter_vars_of(weight_load(loads, axes))
     names = [(iv.var.name, iv.var not in weight_vars) for iv in spatial]
     rows = _extent_of(spatial, {iv.var for iv in spatial} - weight_vars)
+    tile_rows, outputs = row_tile(rows, target)
     _tile_partials(sch, rf_block, names, unroll_iv.var.name, parallel=macs >= PARALLEL_MIN_MACS,
-                   row_tile=row_tile(rows, target))
+                   row_tile=tile_rows, outputs=outputs)
     return True
 
 
-def row_tile(rows: int, target) -> int:
-    """Rows computed together: as many as keep ``J_UNROLL`` accumulators each in half
-    the vector registers (4 with AVX-512's 32, 2 with AVX2's 16), the largest such
-    divisor of ``rows``."""
-    budget = max(1, target.vector_registers // 2 // J_UNROLL)
-    return rows if rows <= budget else _largest_divisor(rows, 1, budget)
+def row_tile(rows: int, target) -> tuple:
+    """``(rows, outputs)`` computed together, their accumulators in half the vector
+    registers: all rows with ``J_UNROLL`` outputs where they fit (4 rows with AVX-512's
+    32 registers, 2 with AVX2's 16); else the largest divisor of ``rows`` that fits with
+    ``ROW_TILE_OUTPUTS`` outputs on targets of ``ROW_TILE_MIN_REGISTERS`` registers (8
+    rows with AVX-512) and ``J_UNROLL`` on others (2 rows with AVX2), with ``J_UNROLL``
+    outputs wherever that divisor is small enough for them."""
+    accumulators = max(1, target.vector_registers // 2)
+    if rows <= max(1, accumulators // J_UNROLL):
+        return rows, J_UNROLL
+    outputs = ROW_TILE_OUTPUTS if target.vector_registers >= ROW_TILE_MIN_REGISTERS \
+        else J_UNROLL
+    tile = _largest_divisor(rows, 1, max(1, accumulators // outputs))
+    return tile, J_UNROLL if tile * J_UNROLL <= accumulators else outputs
 
 
-def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool, row_tile: int) -> None:
+def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool, row_tile: int,
+                   outputs: int) -> None:
     """Order the partial-sum block's loops as ``outputs.., k0, rows, j1, k1``: the
     weight's own axes outside (``j0``), then the reduction, then the few rows and
-    ``J_UNROLL`` outputs unrolled (each weight vector is loaded once for all rows),
+    ``outputs`` outputs unrolled (each weight vector is loaded once for all rows),
     the vector lanes ``k1`` last; the final sum goes under the outer loops."""
     rf_loops = sch.get_loops(rf_block)
     by_name = {}
@@ -164,8 +185,8 @@ def _tile_partials(sch, rf_block, spatial, unroll_name, parallel: bool, row_tile
     extent = total_extent(sch, [unroll_loop]) or 1
     inner = []
     # No tail loop for the unrolled outputs: otherwise the axis stays whole.
-    if extent % J_UNROLL == 0 and extent > J_UNROLL:
-        j0, j1 = sch.split(unroll_loop, [None, J_UNROLL])
+    if extent % outputs == 0 and extent > outputs:
+        j0, j1 = sch.split(unroll_loop, [None, outputs])
         outer = [j0 if lp is unroll_loop else lp for lp in outer]
         inner = [j1]
     row_tiles = []
