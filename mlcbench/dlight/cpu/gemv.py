@@ -62,7 +62,7 @@ GEMV_TILED_MAX_ROWS = 32
 GEMV_TILED_MIN_LANES = 8
 # Outputs per tile when the rows come in tiles, so that a tile holds twice the rows of
 # ``J_UNROLL`` outputs and each row of the weight is read by half the tiles. On a 2-core
-# Cascade Lake Xeon (AVX-512), weight an argument, 2 x 4 tiles of rows -> 8 x 2, best ms
+# Cascade Lake Xeon (AVX-512), weight an argument, 4 x 4 tiles of rows -> 8 x 2, best ms
 # of 16 interleaved rounds and the median of the rounds' speed-ups (onnxruntime's Gemm in
 # the same rounds): 8x1024x1024 0.431 -> 0.264 (1.56x; 0.319), 16x4096x4096 8.91 -> 7.48
 # (1.16x; 7.94), 12x1024x1024 0.633 -> 0.467 (1.27x), 24x768x3072 3.66 -> 2.49 (1.39x).
