@@ -113,9 +113,7 @@ def _fuse_pixels(sch, info, y_iv, x_iv, reduce_too: bool):
             channel = channel + unit
         return (*idx[:at], idx[at] * width + idx[at + 1], *idx[at + 2:first_reduce], channel)
 
-    def pixels(*idx):
-        return (*idx[:-2], idx[-2] * width + idx[-1])
-
+    pixels = _pixels_fused(width)
     block = info.rv
     writeback = sch.cache_write(block, 0, "local")
     sch.transform_layout(block, ("write", 0), pixels)
@@ -126,6 +124,11 @@ def _fuse_pixels(sch, info, y_iv, x_iv, reduce_too: bool):
     if reduce_too:
         kept = kept[:first_reduce - 1] + ["reduce"]
     return block, writeback, dict(zip(kept, sch.get_loops(block)))
+
+
+def _pixels_fused(width: int):
+    """The index map that fuses the last two axes, rows of ``width`` pixels, into one."""
+    return lambda *idx: (*idx[:-2], idx[-2] * width + idx[-1])
 
 
 def _in_place(sch, info, axes, rows: int, lanes: int):
@@ -181,8 +184,8 @@ def _packed_panels(sch, info, axes, source, rows: int, cols: int):
     copy = sch.cache_read(block, read_index, "global")
     # Pixels fused in the copy too, so the consumer reads it with plain indices and
     # compute_at copies exactly one tile's pixels.
-    sch.transform_layout(copy, ("write", 0), lambda *i: (*i[:-2], i[-2] * width + i[-1]))
-    sch.transform_block_layout(copy, lambda *i: (*i[:-2], i[-2] * width + i[-1]))
+    sch.transform_layout(copy, ("write", 0), _pixels_fused(width))
+    sch.transform_block_layout(copy, _pixels_fused(width))
     lead = [loop_of[iv.var.name] for iv in lead_ivs]
     f, p, reduce = (loop_of[name] for name in (f_iv.var.name, y_iv.var.name, "reduce"))
     f0, f1 = sch.split(f, [None, rows])
