@@ -11,7 +11,7 @@ packing loop parallel and vectorized). The packed trace is printed, and the lowe
 and assembly of both are checked to keep the tile in vector registers.
 
 Run: ``python benchmarks/matmul_schedule.py [--n 1024] [--rounds 5] [--tvm-python PATH]
-[--mcpu CPU]`` (``--tvm-python``: a Python with apache-tvm installed; adds Apache TVM's
+[--mcpu CPU] [--tile-only]`` (``--tvm-python``: a Python with apache-tvm installed; adds Apache TVM's
 figures for the same schedule, see ``tvm_matmul.py``; ``--mcpu haswell``: every kernel,
 the peak's included, built for that CPU and run on this host, e.g. AVX2 code on an
 AVX-512 host, whose ymm FMAs a Zen 4 issues at the rate of its zmm ones).
@@ -25,6 +25,12 @@ loop and the write-back ``reverse_compute_at`` after it; optionally B packed int
 tile-wide panels (``B_packed[j0, k, j1]``, the cache_read + transform_layout idea).
 Lowering moves the accumulator into the parallel loop at the tile's size
 (``CompactBufferAllocation``) and LLVM keeps it in registers.
+
+The last table runs the register tile alone on one thread (``register_tile_kernel``): the
+same loop over A's rows and one packed panel of B, the panel 128, 1024 or 4096 rows deep
+(in L1, in L2 as in the 1024^3 product, and deeper), walked again and again. Its share of
+the peak tells where the full product's share is lost: in the tile's loop itself, or in
+feeding it from L2.
 
 The FMA peak comes from a TVMScript kernel of independent one-register accumulators
 (24 zmm on AVX-512, 12 ymm on AVX2)
@@ -190,6 +196,74 @@ def check_register_tile(sch, lib) -> str:
     return f"lowered tile {tile}; {len(fmas)} {VECTOR_REGISTER} FMAs, none on the stack"
 
 
+# Panel depths of the register-tile probe (``tile_rows``): A's rows and B's panel in L1 (128
+# rows: 20 KB with AVX-512's 8 x 32 tile), then in L2 (1024 rows, as in a 1024^3 product:
+# 160 KB; 4096 rows: 640 KB).
+TILE_PROBE_DEPTHS = (128, 1024, 4096)
+# Multiply-adds per tile element and call of the probe (the panel walked again and again).
+TILE_PROBE_STEPS = 1 << 18
+
+
+def register_tile_kernel(depth: int) -> str:
+    """TVMScript of the matmul's register tile alone, on one thread: ``C += A @ B`` for a
+    ``TILE_ROWS x depth`` block of A and a ``depth x TILE_COLS`` packed panel of B, the
+    panel walked ``TILE_PROBE_STEPS // depth`` times with the accumulators kept. What it
+    reaches of the peak is what the tile's loop can give with its operands at that
+    depth of the cache hierarchy."""
+    rows, cols, repeat = TILE_ROWS, TILE_COLS, TILE_PROBE_STEPS // depth
+    return f'''
+@T.prim_func
+def tile(A: T.Buffer(({rows}, {depth}), "float32"), B: T.Buffer(({depth}, {cols}), "float32"),
+         C: T.Buffer(({rows}, {cols}), "float32")):
+    T.func_attr({{"global_symbol": "tile", "tir.noalias": True}})
+    C_local = T.alloc_buffer(({rows}, {cols}), scope="local")
+    for i in T.unroll({rows}):
+        for j in T.vectorized({cols}):
+            with T.block("C_init"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C_local[vi, vj] = T.float32(0)
+    for r in range({repeat}):
+        for k in range({depth}):
+            for i in T.unroll({rows}):
+                for j in T.vectorized({cols}):
+                    with T.block("C_update"):
+                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                        C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i in T.unroll({rows}):
+        for j in T.vectorized({cols}):
+            with T.block("C_local"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = C_local[vi, vj]
+'''
+
+
+def tile_rows(rounds: int) -> list[dict]:
+    """The register tile alone at each of ``TILE_PROBE_DEPTHS`` on one thread, the peak
+    kernel in the same rounds: where the full product's share of the peak is lost, in
+    the tile's loop itself (the panel in L1) or in feeding it from L2."""
+    rng = np.random.default_rng(0)
+    peak_timer, peak_flops = _peak_contender(1)
+    rows = []
+    for depth in TILE_PROBE_DEPTHS:
+        a = rng.random((TILE_ROWS, depth), dtype="float32")
+        b = rng.random((depth, TILE_COLS), dtype="float32")
+        c = np.zeros((TILE_ROWS, TILE_COLS), "float32")
+        lib = build(from_source(register_tile_kernel(depth)), target=target(1))
+        lib["tile"](a, b, c)
+        repeat = TILE_PROBE_STEPS // depth
+        np.testing.assert_allclose(c, repeat * (a @ b), rtol=1e-3)
+        result = compare_rounds({"tile": kernel(lib, "tile", a, b, c), "peak": peak_timer},
+                                rounds, 50, 300)
+        flops = 2 * TILE_ROWS * TILE_COLS * depth * repeat
+        tile_, peak = result["tile"], result["peak"]
+        shares = sorted((flops / t) / (peak_flops / p) for t, p in zip(tile_.rounds, peak.rounds))
+        rows.append({"depth": depth, "kib": (a.nbytes + b.nbytes) // 1024,
+                     "gflops": flops / tile_.best / 1e9, "peak": peak_flops / peak.best / 1e9,
+                     "of_peak": peak.best / tile_.best * flops / peak_flops,
+                     "median": shares[len(shares) // 2]})
+    return rows
+
+
 def scheduled_rows(n: int, rounds: int, verbose: bool = True) -> list[dict]:
     """Rows for the kernels made by Schedule primitives (B as is, and B packed)."""
     rng = np.random.default_rng(0)
@@ -309,6 +383,8 @@ def main() -> None:
     parser.add_argument("--mcpu", default=None,
                         help="build for this CPU instead of the host's (e.g. haswell: AVX2 "
                              "code, run here; the peak is then that of AVX2 code on this host)")
+    parser.add_argument("--tile-only", action="store_true",
+                        help="only the register tile alone at each panel depth")
     args = parser.parse_args()
     configure(args.mcpu)
     host = Target("llvm")
@@ -317,19 +393,27 @@ def main() -> None:
     peak = {cores: fma_peak_gflops(cores, args.rounds) for cores in (1, 2)}
     print(f"FMA peak ({PEAK_ACCUMULATORS} x {PEAK_LANES}-lane chains): {peak[1]:.0f} GFLOPS on 1 core, "
           f"{peak[2]:.0f} on 2 cores")
-    rows = (default_rows(args.n, args.rounds) + scheduled_rows(args.n, args.rounds)
-            + matmul_rows(args.n, args.rounds))
-    if args.tvm_python:
+    rows = [] if args.tile_only else (default_rows(args.n, args.rounds)
+                                      + scheduled_rows(args.n, args.rounds)
+                                      + matmul_rows(args.n, args.rounds))
+    if args.tvm_python and not args.tile_only:
         rows += tvm_rows(args.tvm_python, args.n, args.rounds)
-    print(f"{'matmul ' + str(args.n) + '^3':<22}{'threads':>8}{'GFLOPS':>9}{'numpy':>9}"
-          f"{'vs numpy':>10}{'peak':>7}{'of peak':>9}{'median':>8}")
-    for row in rows:
-        # Apache TVM's rows come from another process: against the peak measured above.
-        peak_cells = (f"{row['peak']:>7.0f}{row['of_peak']:>9.0%}{row['median']:>8.0%}"
-                      if "peak" in row else f"{peak[row['threads']]:>7.0f}"
-                      f"{row['gflops'] / peak[row['threads']]:>9.0%}{'':>8}")
-        print(f"{row['variant']:<22}{row['threads']:>8}{row['gflops']:>9.0f}{row['numpy']:>9.0f}"
-              f"{row['ratio']:>9.2f}x{peak_cells}")
+    if rows:
+        print(f"{'matmul ' + str(args.n) + '^3':<22}{'threads':>8}{'GFLOPS':>9}{'numpy':>9}"
+              f"{'vs numpy':>10}{'peak':>7}{'of peak':>9}{'median':>8}")
+        for row in rows:
+            # Apache TVM's rows come from another process: against the peak measured above.
+            peak_cells = (f"{row['peak']:>7.0f}{row['of_peak']:>9.0%}{row['median']:>8.0%}"
+                          if "peak" in row else f"{peak[row['threads']]:>7.0f}"
+                          f"{row['gflops'] / peak[row['threads']]:>9.0%}{'':>8}")
+            print(f"{row['variant']:<22}{row['threads']:>8}{row['gflops']:>9.0f}{row['numpy']:>9.0f}"
+                  f"{row['ratio']:>9.2f}x{peak_cells}")
+    print(f"\nregister tile {TILE_ROWS} x {TILE_COLS} alone, 1 thread: A's rows and a packed "
+          f"panel of B, {TILE_PROBE_STEPS} multiply-adds per tile element and call")
+    print(f"{'panel rows':<12}{'KiB':>6}{'GFLOPS':>9}{'peak':>7}{'of peak':>9}{'median':>8}")
+    for row in tile_rows(args.rounds):
+        print(f"{row['depth']:<12}{row['kib']:>6}{row['gflops']:>9.0f}{row['peak']:>7.0f}"
+              f"{row['of_peak']:>9.0%}{row['median']:>8.0%}")
     print("numpy: a @ b with its default threads (OpenBLAS), timed alongside by timing.compare;\n"
           "peak: the FMA peak kernel on as many threads, timed in the same rounds; of peak: "
           "the best round against the best peak round;\nmedian: the median of the rounds' "

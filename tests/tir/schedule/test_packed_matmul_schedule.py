@@ -56,3 +56,32 @@ def test_packed_schedule_matches_numpy_and_keeps_the_register_tile():
 def test_packed_schedule_replays_from_its_trace():
     sch = bench.schedule_matmul(N, packed=True)
     check_trace_roundtrip(_plain_matmul(N), sch)
+
+
+def test_register_tile_probe_computes_the_repeated_product(monkeypatch):
+    from mlcbench.driver.build import build
+    from mlcbench.script import from_source
+    monkeypatch.setattr(bench, "TILE_PROBE_STEPS", 512)
+    depth = 128                                     # the panel walked 512 // 128 = 4 times
+    lib = build(from_source(bench.register_tile_kernel(depth)), target=bench.target(1))
+    rng = np.random.default_rng(2)
+    a = rng.random((bench.TILE_ROWS, depth), dtype="float32")
+    b = rng.random((depth, bench.TILE_COLS), dtype="float32")
+    c = np.full((bench.TILE_ROWS, bench.TILE_COLS), np.nan, "float32")
+    lib["tile"](a, b, c)
+    np.testing.assert_allclose(c, 4 * (a @ b), rtol=1e-4)
+
+
+def test_register_tile_probe_keeps_the_znver4_tile_in_zmm_registers():
+    from mlcbench.driver.build import build, lower
+    from mlcbench.script import from_source
+    bench.configure("znver4")
+    try:
+        assert (bench.TILE_ROWS, bench.TILE_COLS) == (8, 32)
+        mod = from_source(bench.register_tile_kernel(1024))
+        assert 'T.allocate([256], "float32", "local")' in lower(mod).script()
+        asm = build(mod, target=bench.target(1)).get_source("asm")   # built, not run
+    finally:
+        bench.configure(None)
+    fmas = [line for line in asm.splitlines() if "vfmadd" in line]
+    assert len(fmas) >= 16 and all("zmm" in line and "rsp" not in line for line in fmas)
