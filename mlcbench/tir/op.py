@@ -5,7 +5,9 @@ intrinsics or libm. ``min``/``max`` build ``Min``/``Max`` nodes.
 """
 from __future__ import annotations
 
-from .expr import (Call, Max, Min, PrimExpr, Select, StringImm, binary, cast, const, convert)
+from ..ir.errors import IRError
+from .expr import (Call, IntImm, Max, Min, PrimExpr, Select, StringImm, binary, cast, const,
+                   convert)
 
 MATH_INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "tanh", "sigmoid",
                    "erf", "fabs", "floor", "ceil", "round", "trunc", "sin", "cos", "tan",
@@ -168,6 +170,21 @@ def tvm_access_ptr(ptype, data, offset, extent, rw_mask) -> Call:
     variable), whose elements have ``ptype``'s dtype; ``extent`` elements are accessed,
     for reading (``rw_mask`` 1), writing (2) or both (3). ``Buffer.access_ptr`` makes it."""
     return Call("handle", "tir.tvm_access_ptr", (ptype, data, offset, extent, rw_mask))
+
+
+def prefetch(address, rw=0, locality=3, cache_type=1) -> Call:
+    """A hint to load the cache line holding ``address`` (a ``tvm_access_ptr``): for
+    reading (``rw`` 0) or writing (1), ``locality`` 0 (none) to 3 (keep in every level),
+    ``cache_type`` 1 for data. It never faults; as LLVM's ``llvm.prefetch``."""
+    args = []
+    for name, value, top in (("rw", rw, 1), ("locality", locality, 3),
+                             ("cache_type", cache_type, 1)):
+        value = value.value if isinstance(value, IntImm) else value
+        if not isinstance(value, int) or not 0 <= value <= top:
+            raise IRError(f"prefetch: {name} is an integer constant from 0 to {top}, "
+                          f"found {value!r}")
+        args.append(IntImm("int32", value))
+    return Call("handle", "tir.prefetch", (address, *args))
 
 
 def max_value(dtype):

@@ -383,3 +383,24 @@ def test_products_packing_their_rows_match_numpy(m, k, extra, bias, batch, mcpu,
     mlcbench.build(scheduled, target="llvm")["main"](
         *[mlcbench.nd.array(v) for v in arrays], out)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mcpu, ahead", [("cascadelake", 4), ("skylake-avx512", 4),
+                                         ("znver4", None), ("haswell", None)])
+def test_the_tile_k_loop_prefetches_the_panel_on_skylake_sp_cores(mcpu, ahead):
+    from mlcbench.dlight.cpu.matmul import PREFETCH_AHEAD
+    from mlcbench.tir.transform.inject_prefetch import PREFETCH_ANNOTATION
+    x, w = te.placeholder((256, 256), name="A"), te.placeholder((256, 256), name="B")
+    func = te.create_prim_func([x, w, topi.nn.matmul(x, w)])
+    sch = Matmul().apply(func, Target(f"llvm -mcpu={mcpu}"))
+    annotated = []
+    post_order_visit(sch.mod["main"].body, lambda n: annotated.append(n) if isinstance(n, For)
+                     and PREFETCH_ANNOTATION in (n.annotations or {}) else None)
+    if ahead is None:
+        assert annotated == []
+        return
+    assert PREFETCH_AHEAD == ahead
+    (k_loop,) = annotated
+    assert k_loop.loop_var.name == "k" and int(k_loop.annotations[PREFETCH_ANNOTATION]) == ahead
+    # The loop feeds the register tile: the rows unrolled, the columns vectorized.
+    assert k_loop.body.kind == ForKind.UNROLLED and k_loop.body.body.kind == ForKind.VECTORIZED

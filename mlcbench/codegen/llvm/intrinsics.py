@@ -61,6 +61,8 @@ class IntrinsicCalls:
             return self._access_ptr(op)
         if name == "if_then_else":
             return self._if_then_else(op)
+        if name == "prefetch":
+            return self._prefetch(op)
         # likely is only a hint: its value is its argument's.
         if name == "likely":
             return self.emit_expr(op.args[0])
@@ -105,6 +107,13 @@ class IntrinsicCalls:
 
     def _call_pow(self, op, args):
         return self.call_intrinsic("llvm.pow", args)
+
+    def _call_prefetch(self, op, args):
+        from llvmlite import ir as _ir
+        i32 = _ir.IntType(32)
+        ptr = args[0]
+        fn = self.declare_function("llvm.prefetch.p0", _ir.VoidType(), [ptr.type, i32, i32, i32])
+        return self.builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
 
     def _call_fma(self, op, args):
         return self.call_intrinsic("llvm.fma", args)
@@ -196,6 +205,20 @@ class IntrinsicCalls:
             index = self.builder.sext(index, T.I64)
         return self.builder.gep(self.emit_expr(data), [index], inbounds=True,
                                 source_etype=T.memory_type(ptype.dtype))
+
+    def _prefetch(self, op) -> ir.Value:
+        """``tir.prefetch(address, rw, locality, cache_type)`` -> ``llvm.prefetch``: a hint
+        that never faults (constant rw 0/1, locality 0-3, cache type 1 = data)."""
+        if len(op.args) != 4 or not all(isinstance(a, E.IntImm) for a in op.args[1:]):
+            self.fail("tir.prefetch expects an address and three integer constants (rw, "
+                      "locality, cache type)", op)
+        address = self.emit_expr(op.args[0])
+        if not isinstance(address.type, ir.PointerType):
+            self.fail("tir.prefetch expects an address (tvm_access_ptr) first", op)
+        i32 = ir.IntType(32)
+        fn = self.declare_function("llvm.prefetch.p0", ir.VoidType(),
+                                   [address.type, i32, i32, i32])
+        return self.builder.call(fn, [address] + [i32(a.value) for a in op.args[1:]])
 
     def _if_then_else(self, op) -> ir.Value:
         """``cond ? a : b`` evaluating only the taken side (a guarded load stays safe)."""

@@ -7,6 +7,7 @@ from .compact_buffer import CompactBufferAllocation
 from .flatten_buffer import FlattenBuffer
 from .lower_gpu import SplitHostDevice, gpu_lowering_pipeline, lower_gpu
 from .lower_init_block import LowerInitBlock
+from .inject_prefetch import InjectPrefetch
 from .lower_opaque_block import ConvertBlocksToOpaque, LowerOpaqueBlock, VerifyCPUCompatible
 from .pipeline import default_lowering_pipeline, lower
 from .remove_no_op import RemoveNoOp

@@ -14,6 +14,7 @@
     tir.Simplify
     tir.UnrollLoop            T.unroll loops with constant extent -> copies
     tir.VectorizeLoop         T.vectorized loops -> Ramp / Broadcast vector code
+    tir.InjectPrefetch        pragma_prefetch_ahead loops -> tir.prefetch of their vector loads
     tir.Simplify
     tir.RemoveNoOp
 
@@ -50,7 +51,9 @@ What the code generator may rely on for every PrimFunc of the result:
   calls (``Call("tir.exp", ...)`` with a vector dtype), ``Call("tir.if_then_else")``
   (only the taken side is evaluated; with a vector dtype its condition is a scalar, or
   a vector mask over one load of a small constant stride),
-  ``Call("tir.call_extern", name, ...)``.
+  ``Call("tir.call_extern", name, ...)``; ``Evaluate(Call("tir.prefetch", address, rw,
+  locality, cache_type))`` with ``address`` a ``tvm_access_ptr`` (a hint: the address
+  may lie past the buffer's end).
 * Every Var is defined once (params, loop vars, let vars) before its uses.
 """
 from __future__ import annotations
@@ -60,6 +63,7 @@ from ...ir.module import IRModule
 from ...ir.transform import Sequential
 from .compact_buffer import CompactBufferAllocation
 from .flatten_buffer import FlattenBuffer
+from .inject_prefetch import InjectPrefetch
 from .lower_init_block import LowerInitBlock
 from .lower_opaque_block import ConvertBlocksToOpaque, LowerOpaqueBlock, VerifyCPUCompatible
 from .remove_no_op import RemoveNoOp
@@ -87,6 +91,7 @@ def default_lowering_pipeline() -> Sequential:
         Simplify(),
         UnrollLoop(),
         VectorizeLoop(masked_loads=True),
+        InjectPrefetch(),
         Simplify(),
         # Last: simplification can leave empty loops and branches with constant conditions.
         RemoveNoOp(),

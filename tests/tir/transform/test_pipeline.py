@@ -15,7 +15,8 @@ from mlcbench.tir.transform import default_lowering_pipeline, lower
 PASS_ORDER = ["tir.VerifyCPUCompatible", "tir.LowerInitBlock", "tir.ConvertBlocksToOpaque",
               "tir.CompactBufferAllocation", "tir.StorageAlign",
               "tir.LowerOpaqueBlock", "tir.Simplify", "tir.FlattenBuffer", "tir.Simplify",
-              "tir.UnrollLoop", "tir.VectorizeLoop", "tir.Simplify", "tir.RemoveNoOp"]
+              "tir.UnrollLoop", "tir.VectorizeLoop", "tir.InjectPrefetch", "tir.Simplify",
+              "tir.RemoveNoOp"]
 
 
 def _random(rng, *shape):
