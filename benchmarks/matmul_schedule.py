@@ -28,9 +28,9 @@ Lowering moves the accumulator into the parallel loop at the tile's size
 
 The last table runs the register tile alone on one thread (``register_tile_kernel``): the
 same loop over A's rows and one packed panel of B, the panel 128, 1024 or 4096 rows deep
-(in L1, in L2 as in the 1024^3 product, and deeper), walked again and again. Its share of
-the peak tells where the full product's share is lost: in the tile's loop itself, or in
-feeding it from L2.
+(in L1, in L2 as in the 1024^3 product, and deeper), walked again and again, each depth
+plain and with the panel prefetched 4 rows ahead. Its share of the peak tells where the
+full product's share is lost: in the tile's loop itself, or in feeding it from L2.
 
 The FMA peak comes from a TVMScript kernel of independent one-register accumulators
 (24 zmm on AVX-512, 12 ymm on AVX2)
@@ -202,15 +202,20 @@ def check_register_tile(sch, lib) -> str:
 TILE_PROBE_DEPTHS = (128, 1024, 4096)
 # Multiply-adds per tile element and call of the probe (the panel walked again and again).
 TILE_PROBE_STEPS = 1 << 18
+# Each depth runs plain and with the panel prefetched this many rows ahead.
+TILE_PROBE_AHEAD = 4
 
 
-def register_tile_kernel(depth: int) -> str:
+def register_tile_kernel(depth: int, ahead: int = 0) -> str:
     """TVMScript of the matmul's register tile alone, on one thread: ``C += A @ B`` for a
     ``TILE_ROWS x depth`` block of A and a ``depth x TILE_COLS`` packed panel of B, the
     panel walked ``TILE_PROBE_STEPS // depth`` times with the accumulators kept. What it
     reaches of the peak is what the tile's loop can give with its operands at that
-    depth of the cache hierarchy."""
+    depth of the cache hierarchy. ``ahead > 0``: the k loop prefetches the panel that
+    many rows ahead (``pragma_prefetch_ahead``, as the Matmul rule does on Skylake-SP)."""
     rows, cols, repeat = TILE_ROWS, TILE_COLS, TILE_PROBE_STEPS // depth
+    k_loop = (f'T.serial({depth}, annotations={{"pragma_prefetch_ahead": {ahead}}})'
+              if ahead else f"range({depth})")
     return f'''
 @T.prim_func
 def tile(A: T.Buffer(({rows}, {depth}), "float32"), B: T.Buffer(({depth}, {cols}), "float32"),
@@ -223,7 +228,7 @@ def tile(A: T.Buffer(({rows}, {depth}), "float32"), B: T.Buffer(({depth}, {cols}
                 vi, vj = T.axis.remap("SS", [i, j])
                 C_local[vi, vj] = T.float32(0)
     for r in range({repeat}):
-        for k in range({depth}):
+        for k in {k_loop}:
             for i in T.unroll({rows}):
                 for j in T.vectorized({cols}):
                     with T.block("C_update"):
@@ -244,11 +249,11 @@ def tile_rows(rounds: int) -> list[dict]:
     rng = np.random.default_rng(0)
     peak_timer, peak_flops = _peak_contender(1)
     rows = []
-    for depth in TILE_PROBE_DEPTHS:
+    for depth, ahead in [(d, ahead) for d in TILE_PROBE_DEPTHS for ahead in (0, TILE_PROBE_AHEAD)]:
         a = rng.random((TILE_ROWS, depth), dtype="float32")
         b = rng.random((depth, TILE_COLS), dtype="float32")
         c = np.zeros((TILE_ROWS, TILE_COLS), "float32")
-        lib = build(from_source(register_tile_kernel(depth)), target=target(1))
+        lib = build(from_source(register_tile_kernel(depth, ahead)), target=target(1))
         lib["tile"](a, b, c)
         repeat = TILE_PROBE_STEPS // depth
         np.testing.assert_allclose(c, repeat * (a @ b), rtol=1e-3)
@@ -257,7 +262,7 @@ def tile_rows(rounds: int) -> list[dict]:
         flops = 2 * TILE_ROWS * TILE_COLS * depth * repeat
         tile_, peak = result["tile"], result["peak"]
         shares = sorted((flops / t) / (peak_flops / p) for t, p in zip(tile_.rounds, peak.rounds))
-        rows.append({"depth": depth, "kib": (a.nbytes + b.nbytes) // 1024,
+        rows.append({"depth": depth, "ahead": ahead, "kib": (a.nbytes + b.nbytes) // 1024,
                      "gflops": flops / tile_.best / 1e9, "peak": peak_flops / peak.best / 1e9,
                      "of_peak": peak.best / tile_.best * flops / peak_flops,
                      "median": shares[len(shares) // 2]})
@@ -410,10 +415,12 @@ def main() -> None:
                   f"{row['ratio']:>9.2f}x{peak_cells}")
     print(f"\nregister tile {TILE_ROWS} x {TILE_COLS} alone, 1 thread: A's rows and a packed "
           f"panel of B, {TILE_PROBE_STEPS} multiply-adds per tile element and call")
-    print(f"{'panel rows':<12}{'KiB':>6}{'GFLOPS':>9}{'peak':>7}{'of peak':>9}{'median':>8}")
+    print(f"{'panel rows':<12}{'KiB':>6}{'prefetch':>10}{'GFLOPS':>9}{'peak':>7}{'of peak':>9}"
+          f"{'median':>8}")
     for row in tile_rows(args.rounds):
-        print(f"{row['depth']:<12}{row['kib']:>6}{row['gflops']:>9.0f}{row['peak']:>7.0f}"
-              f"{row['of_peak']:>9.0%}{row['median']:>8.0%}")
+        ahead = f"{row['ahead']} rows" if row["ahead"] else "-"
+        print(f"{row['depth']:<12}{row['kib']:>6}{ahead:>10}{row['gflops']:>9.0f}"
+              f"{row['peak']:>7.0f}{row['of_peak']:>9.0%}{row['median']:>8.0%}")
     print("numpy: a @ b with its default threads (OpenBLAS), timed alongside by timing.compare;\n"
           "peak: the FMA peak kernel on as many threads, timed in the same rounds; of peak: "
           "the best round against the best peak round;\nmedian: the median of the rounds' "

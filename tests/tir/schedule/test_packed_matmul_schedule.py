@@ -7,6 +7,7 @@ import pathlib
 import sys
 
 import numpy as np
+import pytest
 
 from mlcbench import te
 from mlcbench.tir.stmt import For
@@ -58,12 +59,13 @@ def test_packed_schedule_replays_from_its_trace():
     check_trace_roundtrip(_plain_matmul(N), sch)
 
 
-def test_register_tile_probe_computes_the_repeated_product(monkeypatch):
+@pytest.mark.parametrize("ahead", [0, 4])
+def test_register_tile_probe_computes_the_repeated_product(monkeypatch, ahead):
     from mlcbench.driver.build import build
     from mlcbench.script import from_source
     monkeypatch.setattr(bench, "TILE_PROBE_STEPS", 512)
     depth = 128                                     # the panel walked 512 // 128 = 4 times
-    lib = build(from_source(bench.register_tile_kernel(depth)), target=bench.target(1))
+    lib = build(from_source(bench.register_tile_kernel(depth, ahead)), target=bench.target(1))
     rng = np.random.default_rng(2)
     a = rng.random((bench.TILE_ROWS, depth), dtype="float32")
     b = rng.random((depth, bench.TILE_COLS), dtype="float32")
