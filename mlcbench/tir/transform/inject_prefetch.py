@@ -15,8 +15,9 @@ becomes, after vectorizing::
         ... B_global[n0 + k * 32:n0 + k * 32 + 32] ...
 
 It runs after ``VectorizeLoop``, on flat buffers: a vector load is a ``Ramp`` index of
-stride 1. Scalar loads (a broadcast operand) and loads whose address uses a variable
-bound inside the loop are left to the hardware. Unrolled copies of one load are
+stride 1. Scalar loads (a broadcast operand), loads of local buffers and of buffers
+allocated inside the loop, and loads whose address uses a variable bound inside the
+loop are left to the hardware. Unrolled copies of one load are
 prefetched once. A prefetch past the end of a buffer is harmless: it never faults
 and the code generator marks it as a hint only.
 
@@ -29,24 +30,27 @@ from __future__ import annotations
 
 from ...ir.transform import prim_func_pass
 from ...arith.linear_form import expr_key
-from ..expr import Add, BufferLoad, IntImm, Ramp
+from ..expr import Add, BufferLoad, IntImm, Let, Ramp
 from ..functor import StmtExprMutator, post_order_visit, substitute, uses_var
 from ..op import prefetch, tvm_access_ptr, type_annotation
-from ..stmt import Evaluate, For, LetStmt, seq
+from ..stmt import Allocate, DeclBuffer, Evaluate, For, LetStmt, seq
 
 PREFETCH_ANNOTATION = "pragma_prefetch_ahead"
 CACHE_LINE_BYTES = 64
 
 
 def _bound_inside(body) -> set:
-    """Ids of the variables a loop body binds (inner loops, lets)."""
+    """Ids of the variables a loop body binds: inner loops, lets, and the data of the
+    buffers it allocates (a prefetch at the loop's head could not name them)."""
     bound = set()
 
     def visit(node):
         if isinstance(node, For):
             bound.add(id(node.loop_var))
-        elif isinstance(node, LetStmt):
+        elif isinstance(node, (LetStmt, Let)):
             bound.add(id(node.var))
+        elif isinstance(node, (Allocate, DeclBuffer)):
+            bound.add(id(node.buffer.data))
     post_order_visit(body, visit)
     return bound
 
@@ -65,7 +69,8 @@ def prefetches(loop: For, ahead: int) -> list:
                 and index.stride.value == 1):
             continue
         base = index.base
-        if not uses_var(base, lambda v: v is loop.loop_var) or \
+        if id(load.buffer.data) in inner or (load.buffer.scope or "").startswith("local") or \
+                not uses_var(base, lambda v: v is loop.loop_var) or \
                 uses_var(base, lambda v: id(v) in inner):
             continue
         dtype = load.buffer.dtype

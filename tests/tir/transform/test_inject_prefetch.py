@@ -101,6 +101,26 @@ def tile(A: T.Buffer((64, 128), "float32"), C: T.Buffer((8, 16), "float32")):
     assert _prefetches(lower(mod)["tile"].body) == []
 
 
+def test_a_local_buffer_is_not_prefetched():
+    mod = from_source(f'''
+@T.prim_func
+def tile(B: T.Buffer((16, 32), "float32"), C: T.Buffer((16, 32), "float32")):
+    T.func_attr({{"global_symbol": "tile", "tir.noalias": True}})
+    L = T.alloc_buffer((16, 32), scope="local")
+    for k, j in T.grid(16, 32):
+        with T.block("fill"):
+            vk, vj = T.axis.remap("SS", [k, j])
+            L[vk, vj] = T.float32(1)
+    for k in T.serial(16, annotations={{"{PREFETCH_ANNOTATION}": 2}}):
+        for j in T.vectorized(32):
+            with T.block("c"):
+                vk, vj = T.axis.remap("SS", [k, j])
+                C[vk, vj] = L[vk, vj] + B[vk, vj]
+''')
+    calls = _prefetches(lower(mod)["tile"].body)
+    assert [c.args[0].args[1].name for c in calls] == ["B", "B"]
+
+
 @settings(max_examples=12, deadline=None)
 @given(ahead=st.integers(1, 16), cols=st.sampled_from([8, 16, 32, 64]))
 def test_one_prefetch_per_line_at_the_distance_asked(ahead, cols):
