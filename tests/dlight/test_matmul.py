@@ -404,3 +404,19 @@ def test_the_tile_k_loop_prefetches_the_panel_on_skylake_sp_cores(mcpu, ahead):
     assert k_loop.loop_var.name == "k" and int(k_loop.annotations[PREFETCH_ANNOTATION]) == ahead
     # The loop feeds the register tile: the rows unrolled, the columns vectorized.
     assert k_loop.body.kind == ForKind.UNROLLED and k_loop.body.body.kind == ForKind.VECTORIZED
+
+
+def test_a_weight_packed_in_the_tasks_is_prefetched_too():
+    from mlcbench.tir.transform.inject_prefetch import PREFETCH_ANNOTATION
+    x, w = te.placeholder((128, 1024), name="x"), te.placeholder((1024, 1024), name="w")
+    func = te.create_prim_func([x, w, topi.nn.dense(x, w)])
+    sch = Matmul().apply(func, Target("llvm -mcpu=cascadelake"))
+    loops = []
+    post_order_visit(sch.mod["main"].body, lambda n: loops.append(n) if isinstance(n, For)
+                     else None)
+    # The weight's panel is packed inside the parallel task that reads it ...
+    assert any(n.kind == ForKind.PARALLEL and "_global" in n.body.script() for n in loops)
+    annotated = [n for n in loops if PREFETCH_ANNOTATION in (n.annotations or {})]
+    # ... and the k loop over it is the one annotated.
+    assert [n.loop_var.name for n in annotated] == ["k"]
+    assert annotated[0].body.kind == ForKind.UNROLLED
