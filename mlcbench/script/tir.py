@@ -10,9 +10,9 @@ Inside ``@T.prim_func`` these spell TIR (``T.grid``, ``T.block``, ``T.axis.remap
 from ..ir.dtype import dtype as _as_dtype
 from ..tir.op import (abs, call_extern, ceil, cos, erf, exp, exp2, fabs, floor, floordiv,  # noqa: F401,A004
                       floormod, fma, if_then_else, isnan, log, log2, log10, max, max_value,
-                      min, min_value, nearbyint, pow, prefetch, reinterpret, round, rsqrt, shift_left,
-                      shift_right, sigmoid, sin, sqrt, tan, tanh, trunc, truncdiv, truncmod,
-                      tvm_access_ptr, tvm_storage_sync, type_annotation)
+                      min, min_value, nearbyint, pow, prefetch, reinterpret, round, rsqrt,
+                      shift_left, shift_right, sigmoid, sin, sqrt, tan, tanh, trunc, truncdiv,
+                      truncmod, tvm_access_ptr, tvm_storage_sync, type_annotation)
 from ..tir.op import all, any  # noqa: F401,A004
 from .parser import prim_func  # noqa: F401
 from .parser.t_expr import (EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferType,  # noqa: F401

@@ -108,13 +108,6 @@ class IntrinsicCalls:
     def _call_pow(self, op, args):
         return self.call_intrinsic("llvm.pow", args)
 
-    def _call_prefetch(self, op, args):
-        from llvmlite import ir as _ir
-        i32 = _ir.IntType(32)
-        ptr = args[0]
-        fn = self.declare_function("llvm.prefetch.p0", _ir.VoidType(), [ptr.type, i32, i32, i32])
-        return self.builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
-
     def _call_fma(self, op, args):
         return self.call_intrinsic("llvm.fma", args)
 

@@ -155,3 +155,16 @@ def test_cascadelake_code_issues_the_prefetches():
 def test_prefetch_arguments_are_small_constants(kwargs, message):
     with pytest.raises(IRError, match=message):
         prefetch(E.IntImm("int64", 0), **kwargs)
+
+
+def test_the_code_generator_wants_an_address_to_prefetch():
+    from mlcbench.ir.errors import CodegenError
+    mod = from_source('''
+@T.prim_func
+def f(A: T.Buffer((16,), "float32")):
+    T.func_attr({"global_symbol": "f", "tir.noalias": True})
+    T.evaluate(T.prefetch(T.int64(0)))
+    A[0] = T.float32(1)
+''')
+    with pytest.raises(CodegenError, match="tir.prefetch expects an address"):
+        build(mod, target="llvm")
