@@ -260,12 +260,8 @@ def tile_rows(rounds: int) -> list[dict]:
         result = compare_rounds({"tile": kernel(lib, "tile", a, b, c), "peak": peak_timer},
                                 rounds, 50, 300)
         flops = 2 * TILE_ROWS * TILE_COLS * depth * repeat
-        tile_, peak = result["tile"], result["peak"]
-        shares = sorted((flops / t) / (peak_flops / p) for t, p in zip(tile_.rounds, peak.rounds))
         rows.append({"depth": depth, "ahead": ahead, "kib": (a.nbytes + b.nbytes) // 1024,
-                     "gflops": flops / tile_.best / 1e9, "peak": peak_flops / peak.best / 1e9,
-                     "of_peak": peak.best / tile_.best * flops / peak_flops,
-                     "median": shares[len(shares) // 2]})
+                     **_peak_shares(flops, result["tile"], peak_flops, result["peak"])})
     return rows
 
 
@@ -301,11 +297,18 @@ def _measure(lib, name, a, b, rounds, variant, cores) -> dict:
     result = compare_rounds({"ours": kernel(lib, name, a, b, c), "numpy": call(lambda: a @ b),
                              "peak": peak_timer}, rounds, 50, 300)
     flops = 2 * n ** 3
-    ours, peak = result["ours"], result["peak"]
-    shares = sorted((flops / o) / (peak_flops / p) for o, p in zip(ours.rounds, peak.rounds))
-    return {"variant": variant, "threads": cores, "gflops": flops / ours.best / 1e9,
+    return {"variant": variant, "threads": cores,
             "numpy": flops / result["numpy"].best / 1e9,
-            "ratio": result["numpy"].best / ours.best, "peak": peak_flops / peak.best / 1e9,
+            "ratio": result["numpy"].best / result["ours"].best,
+            **_peak_shares(flops, result["ours"], peak_flops, result["peak"])}
+
+
+def _peak_shares(flops: float, ours, peak_flops: float, peak) -> dict:
+    """GFLOPS of ``ours`` and of the peak kernel timed in the same rounds (timings of
+    ``compare_rounds``); ``of_peak``: the best round against the best peak round;
+    ``median``: the median of the rounds' own shares."""
+    shares = sorted((flops / o) / (peak_flops / p) for o, p in zip(ours.rounds, peak.rounds))
+    return {"gflops": flops / ours.best / 1e9, "peak": peak_flops / peak.best / 1e9,
             "of_peak": peak.best / ours.best * flops / peak_flops,
             "median": shares[len(shares) // 2]}
 

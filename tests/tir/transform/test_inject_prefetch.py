@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from mlcbench.arith import Analyzer
 from mlcbench.driver.build import build, lower
 from mlcbench.ir.errors import IRError
 from mlcbench.script import from_source
@@ -62,7 +63,6 @@ def _prefetches(stmt) -> list:
 def _offset_at(call, k_loop, k: int) -> int:
     """The element offset the prefetch reads at iteration ``k``."""
     offset = substitute(call.args[0].args[2], {k_loop.loop_var: E.IntImm("int32", k)})
-    from mlcbench.arith import Analyzer
     return int(Analyzer().simplify(offset).value)
 
 
@@ -74,7 +74,7 @@ def test_the_panel_is_prefetched_one_line_at_a_time_four_rows_ahead():
     # B's rows are 32 floats (two 64-byte lines); A's broadcasts are scalar loads.
     calls = _prefetches(loop.body)
     assert len(calls) == 2
-    assert all(c.args[0].args[1] is not None and c.args[0].args[1].name == "B" for c in calls)
+    assert [c.args[0].args[1].name for c in calls] == ["B", "B"]
     assert [_offset_at(c, loop, 0) for c in calls] == [4 * 32, 4 * 32 + 16]
     assert [_offset_at(c, loop, 10) for c in calls] == [14 * 32, 14 * 32 + 16]
     assert [a.value for a in calls[0].args[1:]] == [0, 3, 1]
